@@ -1,0 +1,1 @@
+"""Grading tools of the course: a hardened nbgrader pipeline and its proofs."""

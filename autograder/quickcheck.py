@@ -1,0 +1,76 @@
+"""A fast, in-process check for authors: ``python -m autograder.quickcheck ch01_perceptron``.
+
+Runs every test cell (public and hidden) in one Python process, the way a
+student's kernel would, against: the reference (must pass), the release stubs
+(must fail) and each plausible mistake of autograder/tests/mutants (the test
+cell of the mutated function must fail). The real proof goes through
+``make grade`` (autograder/tests/test_mutants.py); this is the author's loop.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+from .notebooks import Chapter, grade_id
+from .reference import namespace
+
+_python = TransformerManager().transform_cell
+
+
+def run_test_cell(ns: dict, source: str) -> str | None:
+    """None when the cell passes, else the reason."""
+    try:
+        exec(compile(_python(source), "<test cell>", "exec"), dict(ns))
+    except BaseException as exc:  # noqa: BLE001 - report whatever the cell raised
+        return f"{type(exc).__name__}: {str(exc)[:200]}"
+    return None
+
+
+def mutants(chapter: str) -> dict[str, dict[str, str]]:
+    module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
+    return module.MUTANTS
+
+
+def main(chapter: str) -> int:
+    tests = {grade_id(c): c.source for c in Chapter.load(chapter).cells("tests")}
+    failures = 0
+    ref = namespace(chapter)
+    for gid, source in tests.items():
+        start = time.perf_counter()
+        reason = run_test_cell(ref, source)
+        took = time.perf_counter() - start
+        print(f"reference  {gid:40s} {'PASS' if reason is None else 'FAIL ' + reason}  ({took:.2f}s)")
+        failures += reason is not None
+    stubs = namespace(chapter, {gid[5:]: f"def {gid[5:]}(*a, **k):\n    raise NotImplementedError()\n"
+                                for gid in tests if gid.startswith("test_")})
+    for gid, source in tests.items():
+        reason = run_test_cell(stubs, source)
+        if reason is None:
+            print(f"stub       {gid:40s} PASSES (it must fail)")
+            failures += 1
+    for function, wrong in mutants(chapter).items():
+        if f"test_{function}" not in tests:
+            print(f"mutants    no test cell test_{function}")
+            failures += 1
+            continue
+        if len(wrong) < 3:
+            print(f"mutants    {function}: only {len(wrong)} plausible mistakes (need 3)")
+            failures += 1
+        for name, code in wrong.items():
+            try:
+                ns = namespace(chapter, {function: code})
+            except Exception as exc:  # noqa: BLE001
+                print(f"mutant     {function}/{name}: does not even run ({exc!r})")
+                continue
+            reason = run_test_cell(ns, tests[f"test_{function}"])
+            print(f"mutant     {function + '/' + name:40s} {'caught: ' + reason[:90] if reason else 'NOT CAUGHT'}")
+            failures += reason is None
+    print("OK" if not failures else f"{failures} problem(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))

@@ -1,0 +1,46 @@
+"""Data sets that ship with installed packages, or are made here: nothing is downloaded."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def digits_split(random_state: int = 0):
+    """The course recipe's digits split: float32 images (N, 1, 8, 8) scaled to [0, 1], int labels.
+
+    Returns ``(X_train, X_test, y_train, y_test)`` from scikit-learn's bundled digits,
+    ``train_test_split(test_size=0.25, random_state=0, stratify=y)``.
+    """
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    digits = load_digits()
+    X = (digits.images / 16.0).astype(np.float32)[:, None, :, :]
+    y = digits.target.astype(np.int64)
+    return train_test_split(X, y, test_size=0.25, random_state=random_state, stratify=y)
+
+
+def karate_club():
+    """Zachary's karate club (bundled with networkx): adjacency (34, 34) float and factions (34,) in {0, 1}."""
+    import networkx as nx
+
+    graph = nx.karate_club_graph()
+    A = nx.to_numpy_array(graph, nodelist=range(graph.number_of_nodes()), weight=None)
+    factions = np.array([0 if graph.nodes[i]["club"] == "Mr. Hi" else 1 for i in graph.nodes])
+    return A, factions
+
+
+def linearly_separable(n: int, margin: float, rng: np.random.Generator, d: int = 2):
+    """n points in [-1, 1]^d labelled by a random hyperplane through the origin, none within ``margin`` of it.
+
+    Returns ``(X, y, w_true)`` with ``w_true`` a unit vector and ``y`` in {-1, +1}.
+    """
+    w_true = rng.standard_normal(d)
+    w_true /= np.linalg.norm(w_true)
+    points = []
+    while len(points) < n:
+        x = rng.uniform(-1, 1, size=(4 * n, d))
+        keep = np.abs(x @ w_true) >= margin
+        points.extend(x[keep])
+    X = np.array(points[:n])
+    y = np.where(X @ w_true > 0, 1.0, -1.0)
+    return X, y, w_true

@@ -1,0 +1,258 @@
+"""Checks for the test cells of the notebooks.
+
+A test cell is a sequence of named checks::
+
+    with check("a point on the hyperplane is labelled 0"):
+        out = perceptron_predict(X, w, b)
+        assert_close(out, [1.0, 0.0], name="perceptron_predict(X, w, b)")
+
+In a student's kernel the first failing check raises at once, with its
+description and a message that names the likely mistake.
+
+The autograder runs the very same cells in its own trusted process, where the
+student's functions are remote proxies and a ``Recorder`` is installed: there
+every check runs, and each is recorded as passed or failed (partial credit).
+
+``from_scratch()`` and ``line_budget(n)`` watch the student's code while it
+runs (no torch allowed; at most n traced Python lines). In a student's kernel
+they watch the current process; under the autograder the watching happens in
+the sandboxed process that runs the student's code.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import numpy as np
+
+__all__ = [
+    "check", "assert_close", "assert_equal", "assert_shape", "assert_unchanged",
+    "assert_type", "from_scratch", "line_budget", "CheckFailed",
+]
+
+# Set by the autograder in its trusted process only (see autograder.verdicts).
+_recorder = None
+# Monitors requested by the test code; under the autograder the proxies send
+# them along with each call to the sandbox.
+_monitors: list[tuple[str, object]] = []
+
+
+class CheckFailed(AssertionError):
+    """A check of a test cell failed."""
+
+
+def describe(exc: BaseException) -> str:
+    """A one-line reason for an exception, with no traceback."""
+    if isinstance(exc, NotImplementedError):
+        return "not implemented yet (the function still raises NotImplementedError)"
+    if isinstance(exc, AssertionError):
+        text = str(exc).strip()
+        return text or "an assertion failed"
+    text = str(exc).strip()
+    name = getattr(exc, "remote_type", None) or type(exc).__name__
+    return f"{name}: {text}" if text else name
+
+
+class check(contextlib.AbstractContextManager):
+    """One named check of a test cell (see the module docstring)."""
+
+    def __init__(self, description: str):
+        self.description = description
+
+    def __enter__(self):
+        if _recorder is not None:
+            _recorder.begin(self.description, sys._getframe(1).f_lineno)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if _recorder is not None:
+            if exc is not None and not isinstance(exc, Exception):
+                return False  # KeyboardInterrupt, SystemExit: not ours to swallow
+            _recorder.end(exc is None, None if exc is None else describe(exc))
+            return True
+        if exc is None:
+            return False
+        raise CheckFailed(f"{self.description}: {describe(exc)}") from exc
+
+
+# ---------------------------------------------------------------- assertions
+
+def _hint(hint: str) -> str:
+    return f" {hint}" if hint else ""
+
+
+def assert_type(value, types, name="the result", hint=""):
+    if not isinstance(value, types):
+        names = types.__name__ if isinstance(types, type) else " or ".join(t.__name__ for t in types)
+        raise AssertionError(f"{name} should be a {names}, got {type(value).__name__}.{_hint(hint)}")
+
+
+def assert_shape(value, shape, name="the result", hint=""):
+    if not isinstance(value, np.ndarray):
+        raise AssertionError(
+            f"{name} should be a NumPy array of shape {tuple(shape)}, got {type(value).__name__}.{_hint(hint)}")
+    if value.shape != tuple(shape):
+        raise AssertionError(f"{name} has shape {value.shape}, expected {tuple(shape)}.{_hint(hint)}")
+
+
+def assert_close(actual, expected, *, rtol=1e-6, atol=1e-9, name="the result", hint=""):
+    """``actual`` equals ``expected`` to tolerance, with shape and finiteness checked first."""
+    expected_arr = np.asarray(expected)
+    if isinstance(expected, np.ndarray) or expected_arr.ndim > 0:
+        if not isinstance(actual, np.ndarray):
+            raise AssertionError(
+                f"{name} should be a NumPy array, got {type(actual).__name__}.{_hint(hint)}")
+        if actual.shape != expected_arr.shape:
+            raise AssertionError(
+                f"{name} has shape {actual.shape}, expected {expected_arr.shape}.{_hint(hint)}")
+    try:
+        actual_arr = np.asarray(actual)
+        if actual_arr.dtype == object:
+            raise TypeError
+        actual_arr = actual_arr.astype(np.result_type(actual_arr, float) if not np.iscomplexobj(actual_arr) else complex)
+    except (TypeError, ValueError):
+        raise AssertionError(f"{name} should be numeric, got {type(actual).__name__}.{_hint(hint)}") from None
+    if actual_arr.shape != expected_arr.shape:
+        raise AssertionError(f"{name} has shape {actual_arr.shape}, expected {expected_arr.shape}.{_hint(hint)}")
+    if np.isfinite(expected_arr).all() and not np.isfinite(actual_arr).all():
+        raise AssertionError(f"{name} contains nan or inf.{_hint(hint)}")
+    if not np.allclose(actual_arr, expected_arr, rtol=rtol, atol=atol, equal_nan=True):
+        diff = np.abs(actual_arr - expected_arr)
+        worst = np.unravel_index(np.nanargmax(diff), diff.shape) if diff.ndim else ()
+        where = f" at index {tuple(int(i) for i in worst)}" if diff.ndim else ""
+        got = actual_arr[worst] if diff.ndim else actual_arr
+        want = expected_arr[worst] if diff.ndim else expected_arr
+        raise AssertionError(
+            f"{name} is wrong{where}: got {np.round(got, 6)}, expected {np.round(want, 6)}.{_hint(hint)}")
+
+
+def assert_equal(actual, expected, name="the result", hint=""):
+    same = np.array_equal(np.asarray(actual), np.asarray(expected)) if isinstance(
+        expected, np.ndarray) else actual == expected
+    if not same:
+        raise AssertionError(f"{name} is {actual!r}, expected {expected!r}.{_hint(hint)}")
+
+
+def assert_unchanged(array, original, name="the input"):
+    if not np.array_equal(array, original):
+        raise AssertionError(f"{name} was modified: functions must not mutate their inputs (work on a copy).")
+
+
+# ------------------------------------------------------------------ monitors
+
+_TORCH_DIR = None
+
+
+def _torch_dir():
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import importlib.util
+        spec = importlib.util.find_spec("torch")
+        _TORCH_DIR = os.path.dirname(spec.origin) if spec and spec.origin else "/nonexistent-torch"
+    return _TORCH_DIR
+
+
+def _is_torch_callable(obj) -> bool:
+    module = getattr(obj, "__module__", None) or ""
+    if module.startswith("torch"):
+        return True
+    owner = getattr(obj, "__self__", None)
+    if owner is not None:
+        mod = getattr(owner, "__name__", "") if isinstance(owner, type(sys)) else type(owner).__module__
+        return (mod or "").startswith("torch")
+    return False
+
+
+class Watch:
+    """Watch a block of code: which torch functions it calls, how many Python lines it runs.
+
+    Used in a student's kernel by ``from_scratch``/``line_budget`` and, under the
+    autograder, inside the sandbox around each call to the student's code.
+    """
+
+    def __init__(self, torch_calls=False, lines=False):
+        self.torch_calls = torch_calls
+        self.lines = lines
+        self.torch_used: list[str] = []
+        self.line_count = 0
+        self.tampered = False
+        self._setprofile, self._settrace = sys.setprofile, sys.settrace
+        self._getprofile, self._gettrace = sys.getprofile, sys.gettrace
+
+    def _profile(self, frame, event, arg):
+        if event == "c_call":
+            if arg in (self._setprofile, self._settrace) or getattr(arg, "__name__", "") in (
+                    "setprofile", "settrace", "_setprofileallthreads", "_settraceallthreads"):
+                self.tampered = True
+            elif _is_torch_callable(arg) and len(self.torch_used) < 5:
+                self.torch_used.append(getattr(arg, "__qualname__", repr(arg)))
+        elif event == "call" and frame.f_code.co_filename.startswith(_torch_dir()):
+            if len(self.torch_used) < 5:
+                self.torch_used.append(f"{frame.f_code.co_name} (torch)")
+
+    def _trace(self, frame, event, arg):
+        if event == "line":
+            self.line_count += 1
+        return self._trace
+
+    def __enter__(self):
+        self._old = (self._getprofile(), self._gettrace())
+        if self.torch_calls:
+            self._setprofile(self._profile)
+        if self.lines:
+            self._settrace(self._trace)
+        return self
+
+    def __exit__(self, *exc):
+        if self.torch_calls and self._getprofile() is not self._profile:
+            self.tampered = True
+        if self.lines and self._gettrace() is not self._trace:
+            self.tampered = True
+        self._settrace(self._old[1])
+        self._setprofile(self._old[0])
+        return False
+
+    def observations(self) -> dict:
+        return {"torch_used": list(self.torch_used), "line_count": self.line_count, "tampered": self.tampered}
+
+
+def judge(monitors, observations: dict) -> str | None:
+    """The failure message for what a Watch saw, or None when every monitor is satisfied."""
+    if observations.get("tampered"):
+        return "the code under test changed the interpreter's trace or profile hooks"
+    for kind, arg in monitors:
+        if kind == "from_scratch" and observations.get("torch_used"):
+            return (f"{arg} must be written from scratch in NumPy, but it called "
+                    f"{observations['torch_used'][0]}")
+        if kind == "line_budget" and observations.get("line_count", 0) > arg:
+            return (f"the call executed {observations['line_count']} Python lines, more than the budget "
+                    f"of {arg}: use vectorised rounds, not a Python loop over time steps")
+    return None
+
+
+@contextlib.contextmanager
+def _monitored(kind, arg):
+    if _recorder is not None:  # under the autograder: the sandbox watches each call
+        _monitors.append((kind, arg))
+        try:
+            yield
+        finally:
+            _monitors.pop()
+        return
+    watch = Watch(torch_calls=kind == "from_scratch", lines=kind == "line_budget")
+    with watch:
+        yield
+    message = judge([(kind, arg)], watch.observations())
+    if message:
+        raise AssertionError(message)
+
+
+def from_scratch(name="this function"):
+    """Fail when the code in the block calls into torch."""
+    return _monitored("from_scratch", name)
+
+
+def line_budget(n: int):
+    """Fail when the code in the block executes more than n traced Python lines."""
+    return _monitored("line_budget", int(n))

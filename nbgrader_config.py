@@ -1,0 +1,36 @@
+"""nbgrader configuration for plain nbgrader commands run from the repository root.
+
+    nbgrader generate_assignment ch01_perceptron   # solutions/ -> course/
+    nbgrader autograde ch01_perceptron             # grading/submitted -> grading/autograded
+    nbgrader generate_feedback ch01_perceptron     # -> grading/feedback
+    nbgrader export                                # -> grades.csv
+
+`make grade` (autograder/) is the hardened class grader; it shares this layout.
+"""
+import os
+
+c = get_config()  # noqa: F821  (provided by nbgrader)
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+c.CourseDirectory.course_id = "dlcourse"
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "course"
+c.CourseDirectory.submitted_directory = os.path.join("grading", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join("grading", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join("grading", "feedback")
+c.CourseDirectory.solution_directory = os.path.join("grading", "source_solutions")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "grading", "gradebook.db")
+# Only the notebook travels with an assignment; authoring notes stay behind.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
+
+c.ClearSolutions.code_stub = {
+    "python": "# YOUR CODE HERE\nraise NotImplementedError()",
+}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+c.ClearSolutions.enforce_metadata = True
+c.ClearHiddenTests.enforce_metadata = True
+
+c.Execute.timeout = 300
+c.Execute.allow_errors = True
