@@ -177,11 +177,12 @@ class Watch:
         self.torch_used: list[str] = []
         self.line_count = 0
         self.tampered = False
+        self._exiting = False
         self._setprofile, self._settrace = sys.setprofile, sys.settrace
         self._getprofile, self._gettrace = sys.getprofile, sys.gettrace
 
     def _profile(self, frame, event, arg):
-        if event == "c_call":
+        if event == "c_call" and not self._exiting:
             if arg in (self._setprofile, self._settrace) or getattr(arg, "__name__", "") in (
                     "setprofile", "settrace", "_setprofileallthreads", "_settraceallthreads"):
                 self.tampered = True
@@ -205,9 +206,10 @@ class Watch:
         return self
 
     def __exit__(self, *exc):
-        if self.torch_calls and self._getprofile() is not self._profile:
+        self._exiting = True
+        if self.torch_calls and self._getprofile() != self._profile:
             self.tampered = True
-        if self.lines and self._gettrace() is not self._trace:
+        if self.lines and self._gettrace() != self._trace:
             self.tampered = True
         self._settrace(self._old[1])
         self._setprofile(self._old[0])
@@ -256,3 +258,17 @@ def from_scratch(name="this function"):
 def line_budget(n: int):
     """Fail when the code in the block executes more than n traced Python lines."""
     return _monitored("line_budget", int(n))
+
+
+def as_local_module(model, example_input):
+    """A torch module the test code can train and inspect itself.
+
+    In a student's kernel this is ``model``. Under the autograder, where ``model``
+    is a handle to an object in the sandbox, the sandbox traces it with
+    ``example_input`` (``torch.jit.trace``) and the trusted process loads the
+    traced copy: its parameters, submodules' original class names
+    (``original_name``) and forward pass, but none of the student's Python code.
+    """
+    if _recorder is not None and hasattr(_recorder, "local_module"):
+        return _recorder.local_module(model, example_input)
+    return model

@@ -1,0 +1,229 @@
+"""Messages between the trusted grader and the sandbox: JSON plus raw array buffers, never pickle.
+
+What crosses the boundary is plain data: None, bool, int, float, complex, str,
+bytes, lists, tuples, dicts, NumPy arrays and scalars of numeric dtypes,
+torch tensors, NumPy Generators (their bit generator state), and references:
+``Ref`` (an object living on the other side) and ``Callback`` (a callable
+living on this side). Decoding builds fresh objects of those types only, so a
+message from the sandbox can never run code in the trusted process.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import struct
+
+import numpy as np
+
+MAX_MESSAGE = 512 * 1024 * 1024
+_ALLOWED_KINDS = set("biufc")
+_LEN = struct.Struct("!Q")
+
+
+class WireError(Exception):
+    """A malformed or oversized message."""
+
+
+class Ref:
+    """An object that lives in the other process, by id."""
+
+    __slots__ = ("id", "type_name")
+
+    def __init__(self, id: int, type_name: str = ""):
+        self.id, self.type_name = int(id), str(type_name)
+
+
+class Callback:
+    """A callable that lives in the trusted process, by id."""
+
+    __slots__ = ("id",)
+
+    def __init__(self, id: int):
+        self.id = int(id)
+
+
+class Global:
+    """A name in the sandbox's notebook namespace (a graded function passed as an argument)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = str(name)
+
+
+def _dtype(spec: str) -> np.dtype:
+    dtype = np.dtype(spec)
+    if dtype.kind not in _ALLOWED_KINDS or dtype.hasobject:
+        raise WireError(f"dtype {spec!r} may not cross the boundary")
+    return dtype
+
+
+class Encoder:
+    """Turns a value into (json-able tree, buffers). ``on_object`` maps anything else to a tree."""
+
+    def __init__(self, on_object):
+        self.on_object = on_object
+        self.buffers: list[bytes] = []
+
+    def _buffer(self, data: bytes) -> int:
+        self.buffers.append(data)
+        return len(self.buffers) - 1
+
+    def __call__(self, value):
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value if abs(value) < 2 ** 53 else {"$": "bigint", "v": str(value)}
+        if isinstance(value, float):
+            return {"$": "float", "v": repr(value)} if value != value or value in (float("inf"), float("-inf")) else value
+        if isinstance(value, complex):
+            return {"$": "complex", "re": self(value.real), "im": self(value.imag)}
+        if isinstance(value, (bytes, bytearray)):
+            return {"$": "bytes", "b": self._buffer(bytes(value))}
+        if isinstance(value, list):
+            return [self(v) for v in value]
+        if isinstance(value, tuple):
+            return {"$": "tuple", "v": [self(v) for v in value]}
+        if isinstance(value, dict):
+            return {"$": "dict", "v": [[self(k), self(v)] for k, v in value.items()]}
+        if isinstance(value, np.ndarray) and value.dtype.kind in _ALLOWED_KINDS:
+            arr = np.ascontiguousarray(value)
+            return {"$": "nd", "dtype": arr.dtype.str, "shape": list(arr.shape), "b": self._buffer(arr.tobytes())}
+        if isinstance(value, np.generic) and value.dtype.kind in _ALLOWED_KINDS:
+            return {"$": "np", "dtype": value.dtype.str, "b": self._buffer(value.tobytes())}
+        if isinstance(value, np.random.Generator):
+            return {"$": "rng", "state": _jsonable(value.bit_generator.state)}
+        if isinstance(value, Ref):
+            return {"$": "ref", "id": value.id, "t": value.type_name}
+        if isinstance(value, Callback):
+            return {"$": "cb", "id": value.id}
+        if isinstance(value, Global):
+            return {"$": "global", "name": value.name}
+        torch = _torch_if_loaded()
+        if torch is not None and isinstance(value, torch.Tensor):
+            tensor = value.detach().cpu()
+            return {"$": "tensor", "nd": self(tensor.resolve_conj().resolve_neg().numpy()),
+                    "grad": bool(value.requires_grad)}
+        return self.on_object(value)
+
+
+def _jsonable(state):
+    if isinstance(state, dict):
+        return {k: _jsonable(v) for k, v in state.items()}
+    if isinstance(state, np.ndarray):
+        return {"$nd": state.tolist(), "dtype": state.dtype.str}
+    if isinstance(state, np.integer):
+        return int(state)
+    return state
+
+
+def _from_jsonable(state):
+    if isinstance(state, dict):
+        if "$nd" in state:
+            return np.array(state["$nd"], dtype=_dtype(state["dtype"]))
+        return {k: _from_jsonable(v) for k, v in state.items()}
+    return state
+
+
+def _torch_if_loaded():
+    import sys
+    return sys.modules.get("torch")
+
+
+class Decoder:
+    """Rebuilds a value; ``on_ref``/``on_callback``/``on_global`` say what references become here."""
+
+    def __init__(self, buffers, on_ref, on_callback, on_global):
+        self.buffers = buffers
+        self.on_ref, self.on_callback, self.on_global = on_ref, on_callback, on_global
+
+    def __call__(self, tree):
+        if tree is None or isinstance(tree, (bool, int, float, str)):
+            return tree
+        if isinstance(tree, list):
+            return [self(v) for v in tree]
+        if not isinstance(tree, dict):
+            raise WireError("unexpected node")
+        kind = tree.get("$")
+        if kind == "tuple":
+            return tuple(self(v) for v in tree["v"])
+        if kind == "dict":
+            return {self(k): self(v) for k, v in tree["v"]}
+        if kind == "float":
+            return float(tree["v"])
+        if kind == "bigint":
+            return int(tree["v"])
+        if kind == "complex":
+            return complex(self(tree["re"]), self(tree["im"]))
+        if kind == "bytes":
+            return self.buffers[int(tree["b"])]
+        if kind == "nd":
+            dtype = _dtype(tree["dtype"])
+            shape = tuple(int(s) for s in tree["shape"])
+            data = self.buffers[int(tree["b"])]
+            if len(data) != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
+                raise WireError("array buffer has the wrong size")
+            return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+        if kind == "np":
+            dtype = _dtype(tree["dtype"])
+            return np.frombuffer(self.buffers[int(tree["b"])], dtype=dtype)[0]
+        if kind == "rng":
+            state = _from_jsonable(tree["state"])
+            name = state.get("bit_generator")
+            if name not in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
+                raise WireError("unknown bit generator")
+            bitgen = getattr(np.random, name)()
+            bitgen.state = state
+            return np.random.Generator(bitgen)
+        if kind == "tensor":
+            import torch
+            tensor = torch.from_numpy(self(tree["nd"]))
+            return tensor.requires_grad_(True) if tree.get("grad") and tensor.is_floating_point() else tensor
+        if kind == "ref":
+            return self.on_ref(int(tree["id"]), str(tree.get("t", "")))
+        if kind == "cb":
+            return self.on_callback(int(tree["id"]))
+        if kind == "global":
+            return self.on_global(str(tree["name"]))
+        raise WireError(f"unknown node kind {kind!r}")
+
+
+def send(sock: socket.socket, message: dict, encoder: Encoder) -> None:
+    """Send ``message`` whose values were already encoded with ``encoder`` (its buffers follow)."""
+    header = json.dumps(message, allow_nan=True).encode()
+    parts = [_LEN.pack(len(header)), header, _LEN.pack(len(encoder.buffers))]
+    for buf in encoder.buffers:
+        parts += [_LEN.pack(len(buf)), buf]
+    sock.sendall(b"".join(parts))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise EOFError("the other side closed the connection")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def recv(sock: socket.socket) -> tuple[dict, list[bytes]]:
+    total = 0
+
+    def length():
+        nonlocal total
+        (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size))
+        total += n
+        if total > MAX_MESSAGE:
+            raise WireError("message too large")
+        return n
+
+    header = json.loads(_recv_exact(sock, length()))
+    if not isinstance(header, dict):
+        raise WireError("message is not an object")
+    count = length()
+    if count > 100_000:
+        raise WireError("too many buffers")
+    buffers = [_recv_exact(sock, length()) for _ in range(count)]
+    return header, buffers
