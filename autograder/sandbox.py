@@ -114,8 +114,7 @@ def install_policy(workdir: str, watch_functions: tuple) -> None:
             if getattr(new, "__func__", None) in watch_funcs:
                 return
             raise Denied("sandbox: trace and profile hooks are reserved for the grader")
-        if event == "object.__setattr__" and len(args) > 1 and args[1] in ("__code__", "__globals__",
-                                                                           "__closure__", "__defaults__"):
+        if event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
             raise Denied("sandbox: changing a function's code is not allowed while grading")
         if event in ("os.kill", "os.killpg", "signal.pthread_kill"):
             if event == "os.kill" and args and args[0] in (0, getpid()):

@@ -1,0 +1,89 @@
+"""Rebuild a submission on the release notebook, so that only the student's own cells count.
+
+Every cell of the release that is not the student's to write (prose, given code,
+tests, demos) is taken from the release, whatever the submission did to it:
+edited, deleted, moved, or its nbgrader metadata re-labelled. The student's
+answers are taken from the submission, matched by grade_id, else by cell id.
+Cells the student added (scratch work) are kept, in place, stripped of any
+nbgrader metadata, so they can never pose as graded cells.
+"""
+from __future__ import annotations
+
+import copy
+
+import nbformat
+
+from .notebooks import grade_id, nbgrader_meta, role
+
+
+def _is_answer(cell) -> bool:
+    return role(cell) in ("solution", "answer")
+
+
+def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
+    """(the notebook to grade, notes on what was restored or missing)."""
+    notes: list[str] = []
+    by_grade_id, by_cell_id = {}, {}
+    for index, cell in enumerate(submitted.cells):
+        gid = grade_id(cell)
+        if gid and gid not in by_grade_id:
+            by_grade_id[gid] = index
+        if cell.get("id") and cell["id"] not in by_cell_id:
+            by_cell_id[cell["id"]] = index
+    release_ids = {c.get("id") for c in release.cells}
+    release_gids = {grade_id(c) for c in release.cells if grade_id(c)}
+
+    used: set[int] = set()
+    slots: list[tuple[int | None, nbformat.NotebookNode]] = []  # (index in submission, cell)
+    for cell in release.cells:
+        gid = grade_id(cell)
+        match = by_grade_id.get(gid) if gid else None
+        if match is None and cell.get("id") in by_cell_id:
+            match = by_cell_id[cell["id"]]
+        out = copy.deepcopy(cell)
+        if match is not None:
+            used.add(match)
+        if _is_answer(cell):
+            if match is None:
+                notes.append(f"answer cell {gid} is missing: graded as unanswered")
+            else:
+                theirs = submitted.cells[match]
+                if theirs.cell_type == cell.cell_type:
+                    out.source = theirs.source
+                else:
+                    notes.append(f"answer cell {gid} changed type: graded as unanswered")
+        elif match is not None:
+            theirs = submitted.cells[match]
+            if theirs.source != cell.source or nbgrader_meta(theirs) != nbgrader_meta(cell):
+                notes.append(f"{'cell ' + gid if gid else 'a read-only cell'} was modified: restored from the release")
+        elif gid:
+            notes.append(f"cell {gid} was deleted: restored from the release")
+        if out.cell_type == "code":
+            out.outputs, out.execution_count = [], None
+        slots.append((match, out))
+
+    # the student's own extra cells, after the release cell they followed
+    extras: dict[int | None, list] = {}
+    anchor = None
+    for index, cell in enumerate(submitted.cells):
+        if index in used:
+            anchor = index
+            continue
+        if cell.get("id") in release_ids or (grade_id(cell) in release_gids):
+            continue  # a duplicate of a release cell: ignored
+        scratch = nbformat.v4.new_code_cell(cell.source) if cell.cell_type == "code" else \
+            nbformat.v4.new_markdown_cell(cell.source)
+        if cell.get("id"):
+            scratch["id"] = str(cell["id"])[:64]
+        scratch.metadata["tags"] = ["scratch"]
+        if nbgrader_meta(cell):
+            notes.append("an added cell carried nbgrader metadata: it is treated as scratch work")
+        extras.setdefault(anchor, []).append(scratch)
+
+    cells = list(extras.get(None, []))
+    for match, cell in slots:
+        cells.append(cell)
+        if match is not None:
+            cells.extend(extras.pop(match, []))
+    notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(release.metadata))
+    return notebook, notes

@@ -1,0 +1,106 @@
+"""Run a test cell in the trusted process and record its checks.
+
+The test cell's code runs here, in the grader, with each graded name bound to a
+``RemoteFunction`` into the sandbox. Comparisons, assertions and their
+verdicts therefore happen in code the submission never touched: whatever it
+did to its own process, all it can influence is the data its functions return.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, asdict
+
+from dlcourse import testing
+
+from .client import RemoteFunction, SandboxError
+from .notebooks import count_checks, split_hidden
+
+LIMIT_MESSAGES = {
+    "timeout": "stopped: the time limit was reached (an endless loop, or far too slow?)",
+    "crash": "stopped: the student's process died (it exited, or ran out of memory)",
+    "protocol": "stopped: the student's process broke the grader's protocol",
+}
+
+
+@dataclass
+class Check:
+    description: str
+    passed: bool
+    message: str | None
+    hidden: bool
+
+
+@dataclass
+class CellVerdict:
+    grade_id: str
+    points: float
+    score: float
+    checks: list[Check] = field(default_factory=list)
+    error: str | None = None        # a failure outside any check
+    status: str = "ok"              # ok | timeout | crash | protocol | not run
+    seconds: float = 0.0
+
+    def as_dict(self):
+        return asdict(self)
+
+
+class Recorder:
+    """Installed as ``dlcourse.testing._recorder`` while a test cell runs here."""
+
+    def __init__(self, sandbox, hidden_ranges):
+        self.sandbox = sandbox
+        self.hidden_ranges = hidden_ranges
+        self.checks: list[Check] = []
+        self._open = None
+
+    def _hidden(self, line: int) -> bool:
+        return any(first <= line <= last for first, last in self.hidden_ranges)
+
+    def begin(self, description: str, line: int) -> None:
+        self._open = (str(description), self._hidden(line))
+
+    def end(self, passed: bool, message: str | None) -> None:
+        description, hidden = self._open or ("check", False)
+        self.checks.append(Check(description, bool(passed), message, hidden))
+        self._open = None
+
+    def local_module(self, handle, example):
+        return self.sandbox.local_module(handle, example)
+
+
+def run_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
+    start = time.monotonic()
+    _, hidden = split_hidden(source)
+    total = max(count_checks(source), 1)
+    recorder = Recorder(sandbox, hidden)
+    namespace = {"__name__": "__test_cell__"}
+    namespace.update({name: RemoteFunction(sandbox, name) for name in graded_names})
+    error = None
+    status = "ok"
+    testing._recorder = recorder
+    sandbox.deadline = time.monotonic() + seconds
+    try:
+        exec(compile(source, f"<{grade_id}>", "exec"), namespace)
+    except SandboxError as exc:
+        status, error = exc.kind, LIMIT_MESSAGES.get(exc.kind, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks
+        error = testing.describe(exc)
+    finally:
+        testing._recorder = None
+        testing._monitors.clear()
+        sandbox.deadline = None
+    if sandbox.dead is not None and status == "ok":
+        status = sandbox.dead.kind
+    for check in recorder.checks:  # a check that failed because the process died says so
+        if not check.passed and sandbox.dead is not None and check.message and "time limit" in check.message:
+            check.message = LIMIT_MESSAGES["timeout"]
+    passed = sum(c.passed for c in recorder.checks)
+    score = round(float(points) * passed / total, 4) if error is None or recorder.checks else 0.0
+    if error is not None and not recorder.checks:
+        score = 0.0
+    try:
+        sandbox.release()
+    except SandboxError:
+        pass
+    return CellVerdict(grade_id, float(points), score, recorder.checks, error, status,
+                       round(time.monotonic() - start, 3))
