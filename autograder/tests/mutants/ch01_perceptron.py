@@ -1,0 +1,348 @@
+"""Plausible wrong solutions of ch01_perceptron: each must lose points in its test cell.
+
+Every entry is the whole content of a solution cell (the setup cell's imports are there too).
+"""
+
+MUTANTS = {
+    "perceptron_predict": {
+        "no_zero_on_hyperplane": '''
+import numpy as np
+def perceptron_predict(X, w, b):
+    return np.where(X @ w + b >= 0, 1.0, -1.0)
+''',
+        "strict_threshold_minus_one_on_hyperplane": '''
+import numpy as np
+def perceptron_predict(X, w, b):
+    return np.where(X @ w + b > 0, 1.0, -1.0)
+''',
+        "forgot_bias": '''
+import numpy as np
+def perceptron_predict(X, w, b):
+    return np.sign(X @ w)
+''',
+        "bias_subtracted": '''
+import numpy as np
+def perceptron_predict(X, w, b):
+    return np.sign(X @ w - b)
+''',
+        "integer_labels": '''
+import numpy as np
+def perceptron_predict(X, w, b):
+    return np.sign(X @ w + b).astype(int)
+''',
+        "dtype_follows_inputs": '''
+import numpy as np
+def perceptron_predict(X, w, b):
+    return np.sign(X @ w + b)
+''',
+    },
+    "margin": {
+        "functional_margin": '''
+import numpy as np
+def margin(X, y, w, b):
+    return float(np.min(y * (X @ w + b)))
+''',
+        "unsigned_distance": '''
+import numpy as np
+def margin(X, y, w, b):
+    return float(np.min(np.abs(X @ w + b)) / np.linalg.norm(w))
+''',
+        "norm_includes_bias": '''
+import numpy as np
+def margin(X, y, w, b):
+    return float(np.min(y * (X @ w + b)) / np.linalg.norm(np.r_[w, b]))
+''',
+        "divides_by_squared_norm": '''
+import numpy as np
+def margin(X, y, w, b):
+    return float(np.min(y * (X @ w + b)) / (w @ w))
+''',
+        "mean_instead_of_min": '''
+import numpy as np
+def margin(X, y, w, b):
+    return float(np.mean(y * (X @ w + b)) / np.linalg.norm(w))
+''',
+        "per_point_margins": '''
+import numpy as np
+def margin(X, y, w, b):
+    return y * (X @ w + b) / np.linalg.norm(w)
+''',
+    },
+    "perceptron_train": {
+        "strict_mistake_test": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) < 0:
+                w = w + y_i * x_i
+                b += y_i
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, float(b), updates
+''',
+        "bias_never_updated": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w = w + y_i * x_i
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, float(b), updates
+''',
+        "counts_sweeps_not_updates": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, epochs = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w = w + y_i * x_i
+                b += y_i
+                mistakes += 1
+        if mistakes == 0:
+            break
+        epochs += 1
+    return w, float(b), epochs
+''',
+        "restarts_sweep_after_each_mistake": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w = w + y_i * x_i
+                b += y_i
+                updates += 1
+                break
+        else:
+            break
+    return w, float(b), updates
+''',
+        "batch_updates": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        wrong = y * (X @ w + b) <= 0
+        if not wrong.any():
+            break
+        w = w + (y[wrong, None] * X[wrong]).sum(axis=0)
+        b += y[wrong].sum()
+        updates += int(wrong.sum())
+    return w, float(b), updates
+''',
+        "one_sweep_too_many": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs + 1):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w = w + y_i * x_i
+                b += y_i
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, float(b), updates
+''',
+        "shuffles_the_order": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    rng = np.random.default_rng(0)
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for i in rng.permutation(len(y)):
+            if y[i] * (w @ X[i] + b) <= 0:
+                w = w + y[i] * X[i]
+                b += y[i]
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, float(b), updates
+''',
+        "zeros_like_keeps_integer_dtype": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    w, b, updates = np.zeros_like(X[0]), 0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w = w + y_i * x_i
+                b = b + y_i
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, b, updates
+''',
+        "folds_labels_into_X_in_place": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=1000):
+    X *= y[:, None]          # z_i = y_i x_i: a mistake is w.z_i + b y_i <= 0
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for z_i, y_i in zip(X, y):
+            if w @ z_i + b * y_i <= 0:
+                w = w + z_i
+                b += y_i
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, float(b), updates
+''',
+    },
+    "novikoff_bound": {
+        "not_squared": '''
+import numpy as np
+def novikoff_bound(X, y, w):
+    R = np.max(np.linalg.norm(X, axis=1))
+    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
+    return float("inf") if gamma <= 0 else float(R / gamma)
+''',
+        "no_inf_for_non_separating_w": '''
+import numpy as np
+def novikoff_bound(X, y, w):
+    R = np.max(np.linalg.norm(X, axis=1))
+    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
+    return float((R / gamma) ** 2)
+''',
+        "gamma_not_normalised": '''
+import numpy as np
+def novikoff_bound(X, y, w):
+    R = np.max(np.linalg.norm(X, axis=1))
+    gamma = np.min(y * (X @ w))
+    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
+''',
+        "R_is_largest_coordinate": '''
+import numpy as np
+def novikoff_bound(X, y, w):
+    R = np.max(np.abs(X))
+    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
+    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
+''',
+        "R_is_mean_norm": '''
+import numpy as np
+def novikoff_bound(X, y, w):
+    R = np.mean(np.linalg.norm(X, axis=1))
+    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
+    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
+''',
+        "R_is_frobenius_norm": '''
+import numpy as np
+def novikoff_bound(X, y, w):
+    R = np.linalg.norm(X)
+    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
+    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
+''',
+    },
+    "cover_count": {
+        "float_binomials": '''
+from scipy.special import comb
+def cover_count(s, n):
+    return 2 * sum(comb(s - 1, k) for k in range(n))
+''',
+        "float_binomials_cast_to_int": '''
+from scipy.special import comb
+def cover_count(s, n):
+    return int(2 * sum(comb(s - 1, k) for k in range(n)))
+''',
+        "one_term_too_many": '''
+import math
+def cover_count(s, n):
+    return 2 * sum(math.comb(s - 1, k) for k in range(n + 1))
+''',
+        "binom_of_s_not_s_minus_1": '''
+import math
+def cover_count(s, n):
+    return 2 * sum(math.comb(s, k) for k in range(n))
+''',
+        "forgot_factor_two": '''
+import math
+def cover_count(s, n):
+    return sum(math.comb(s - 1, k) for k in range(n))
+''',
+        "stops_the_sum_too_early_when_s_small": '''
+import math
+def cover_count(s, n):
+    return 2 * sum(math.comb(s - 1, k) for k in range(min(n, s - 1)))
+''',
+        "factorials_with_true_division": '''
+import math
+def cover_count(s, n):
+    total = 0
+    for k in range(min(n, s)):
+        total += math.factorial(s - 1) / (math.factorial(k) * math.factorial(s - 1 - k))
+    return int(2 * total)
+''',
+    },
+    "adaboost_step": {
+        "alpha_without_one_half": '''
+import numpy as np
+def adaboost_step(weights, y, h_pred):
+    eps = weights[h_pred != y].sum()
+    alpha = np.log((1 - eps) / eps)
+    new = weights * np.exp(-alpha * y * h_pred)
+    return float(alpha), new / new.sum()
+''',
+        "not_renormalised": '''
+import numpy as np
+def adaboost_step(weights, y, h_pred):
+    eps = weights[h_pred != y].sum()
+    alpha = 0.5 * np.log((1 - eps) / eps)
+    return float(alpha), weights * np.exp(-alpha * y * h_pred)
+''',
+        "wrong_sign_in_exponent": '''
+import numpy as np
+def adaboost_step(weights, y, h_pred):
+    eps = weights[h_pred != y].sum()
+    alpha = 0.5 * np.log((1 - eps) / eps)
+    new = weights * np.exp(alpha * y * h_pred)
+    return float(alpha), new / new.sum()
+''',
+        "unweighted_error": '''
+import numpy as np
+def adaboost_step(weights, y, h_pred):
+    eps = np.mean(h_pred != y)
+    alpha = 0.5 * np.log((1 - eps) / eps)
+    new = weights * np.exp(-alpha * y * h_pred)
+    return float(alpha), new / new.sum()
+''',
+        "updates_weights_in_place": '''
+import numpy as np
+def adaboost_step(weights, y, h_pred):
+    eps = weights[h_pred != y].sum()
+    alpha = 0.5 * np.log((1 - eps) / eps)
+    weights *= np.exp(-alpha * y * h_pred)
+    weights /= weights.sum()
+    return float(alpha), weights
+''',
+        "inverted_odds": '''
+import numpy as np
+def adaboost_step(weights, y, h_pred):
+    eps = weights[h_pred != y].sum()
+    alpha = 0.5 * np.log(eps / (1 - eps))
+    new = weights * np.exp(alpha * y * h_pred)
+    return float(alpha), new / new.sum()
+''',
+    },
+}

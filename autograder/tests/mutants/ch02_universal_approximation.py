@@ -1,0 +1,238 @@
+"""Plausible wrong implementations of the graded functions of ch02_universal_approximation."""
+
+MUTANTS = {
+    "relu": {
+        "abs_instead_of_max": '''
+import numpy as np
+def relu(x):
+    return np.abs(x)
+''',
+        "derivative_mask": '''
+import numpy as np
+def relu(x):
+    return (np.asarray(x) > 0).astype(float)
+''',
+        "in_place": '''
+import numpy as np
+def relu(x):
+    x[x < 0] = 0.0
+    return x
+''',
+        "clipped_at_one": '''
+import numpy as np
+def relu(x):
+    return np.clip(x, 0.0, 1.0)
+''',
+        "leaky": '''
+import numpy as np
+def relu(x):
+    return np.where(x > 0, x, 0.01 * x)
+''',
+        "times_mask_nan_at_minus_inf": '''
+import numpy as np
+def relu(x):
+    return x * (x > 0)
+''',
+    },
+    "mlp_forward": {
+        "no_transpose": '''
+import numpy as np
+def mlp_forward(X, W1, b1, W2, b2):
+    return np.maximum(X @ W1 + b1, 0) @ W2 + b2
+''',
+        "relu_on_output": '''
+import numpy as np
+def mlp_forward(X, W1, b1, W2, b2):
+    return np.maximum(np.maximum(X @ W1.T + b1, 0) @ W2.T + b2, 0)
+''',
+        "forgot_b2": '''
+import numpy as np
+def mlp_forward(X, W1, b1, W2, b2):
+    return np.maximum(X @ W1.T + b1, 0) @ W2.T
+''',
+        "bias_after_relu": '''
+import numpy as np
+def mlp_forward(X, W1, b1, W2, b2):
+    return (np.maximum(X @ W1.T, 0) + b1) @ W2.T + b2
+''',
+        "flattened_output": '''
+import numpy as np
+def mlp_forward(X, W1, b1, W2, b2):
+    return (np.maximum(X @ W1.T + b1, 0) @ W2.T + b2).ravel()
+''',
+    },
+    "relu_interpolant": {
+        "slopes_not_slope_changes": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values) / np.diff(knots)
+    return np.ones((len(s), 1)), -knots[:-1].copy(), s[None, :], np.array([values[0]])
+''',
+        "no_division_by_gaps": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values)
+    c = np.diff(s, prepend=0.0)
+    return np.ones((len(c), 1)), -knots[:-1].copy(), c[None, :], np.array([values[0]])
+''',
+        "forgot_first_value": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values) / np.diff(knots)
+    c = np.diff(s, prepend=0.0)
+    return np.ones((len(c), 1)), -knots[:-1].copy(), c[None, :], np.zeros(1)
+''',
+        "bias_sign": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values) / np.diff(knots)
+    c = np.diff(s, prepend=0.0)
+    return np.ones((len(c), 1)), knots[:-1].copy(), c[None, :], np.array([values[0]])
+''',
+        "first_slope_dropped": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values) / np.diff(knots)
+    c = np.r_[s[0], np.diff(s)][1:]
+    return np.ones((len(c), 1)), -knots[1:-1].copy(), c[None, :], np.array([values[0]])
+''',
+        "flip_units_for_negative_changes": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values) / np.diff(knots)
+    c = np.diff(s, prepend=0.0)
+    sign = np.where(c < 0, -1.0, 1.0)
+    return sign[:, None], -sign * knots[:-1], np.abs(c)[None, :], np.array([values[0]])
+''',
+        "one_dimensional_W1": '''
+import numpy as np
+def relu_interpolant(knots, values):
+    s = np.diff(values) / np.diff(knots)
+    c = np.diff(s, prepend=0.0)
+    return np.ones(len(c)), -knots[:-1].copy(), c[None, :], np.array([values[0]])
+''',
+    },
+    "count_linear_pieces": {
+        "breakpoints_not_pieces": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = w != 0
+    t = np.unique(-b1[nz] / w[nz])
+    return int(np.sum((t > a) & (t < b)))
+''',
+        "no_merging_of_coinciding_breakpoints": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = (w != 0) & (W2[0] != 0)
+    t = -b1[nz] / w[nz]
+    return 1 + int(np.sum((t > a) & (t < b)))
+''',
+        "no_cancellation_check": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = w != 0
+    t = np.unique(-b1[nz] / w[nz])
+    return 1 + int(np.sum((t > a) & (t < b)))
+''',
+        "signed_slope_change": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = w != 0
+    t = -b1[nz] / w[nz]; d = W2[0, nz] * w[nz]
+    pieces = 1
+    for u in np.unique(np.round(t, 9)):
+        same = np.abs(t - u) <= 1e-9 * max(1.0, abs(u))
+        if a < u < b and abs(d[same].sum()) > 1e-9 * np.abs(d[same]).sum():
+            pieces += 1
+    return pieces
+''',
+        "closed_interval": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = w != 0
+    t = -b1[nz] / w[nz]; d = W2[0, nz] * np.abs(w[nz])
+    pieces = 1
+    for u in np.unique(np.round(t, 9)):
+        same = np.abs(t - u) <= 1e-9 * max(1.0, abs(u))
+        if a <= u <= b and abs(d[same].sum()) > 1e-9 * np.abs(d[same]).sum():
+            pieces += 1
+    return pieces
+''',
+        "exact_equality": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = w != 0
+    t = -b1[nz] / w[nz]; d = W2[0, nz] * np.abs(w[nz])
+    pieces = 1
+    for u in np.unique(t):
+        if a < u < b and d[t == u].sum() != 0:
+            pieces += 1
+    return pieces
+''',
+        "ignores_interval": '''
+import numpy as np
+def count_linear_pieces(W1, b1, W2, b2, a, b):
+    w = W1[:, 0]; nz = w != 0
+    t = -b1[nz] / w[nz]; d = W2[0, nz] * np.abs(w[nz])
+    pieces = 1
+    for u in np.unique(np.round(t, 9)):
+        same = np.abs(t - u) <= 1e-9 * max(1.0, abs(u))
+        if abs(d[same].sum()) > 1e-9 * np.abs(d[same]).sum():
+            pieces += 1
+    return pieces
+''',
+    },
+    "activation_patterns": {
+        "non_strict_inequality": '''
+import numpy as np
+def activation_patterns(W, b, points):
+    return int(np.unique(points @ W.T + b >= 0, axis=0).shape[0])
+''',
+        "counts_active_units": '''
+import numpy as np
+def activation_patterns(W, b, points):
+    return int(np.unique((points @ W.T + b > 0).sum(axis=1)).shape[0])
+''',
+        "flattened_unique": '''
+import numpy as np
+def activation_patterns(W, b, points):
+    return int(len(np.unique(points @ W.T + b > 0)))
+''',
+        "all_patterns": '''
+import numpy as np
+def activation_patterns(W, b, points):
+    return 2 ** W.shape[0]
+''',
+        "wrong_orientation": '''
+import numpy as np
+def activation_patterns(W, b, points):
+    return int(np.unique((W @ points.T).T + b[0] > 0, axis=0).shape[0])
+''',
+    },
+    "zaslavsky_bound": {
+        "upper_limit_excluded": '''
+import math
+def zaslavsky_bound(m, n):
+    return sum(math.comb(m, i) for i in range(min(n, m)))
+''',
+        "all_patterns": '''
+def zaslavsky_bound(m, n):
+    return 2 ** m
+''',
+        "float_binomials": '''
+from scipy.special import comb
+def zaslavsky_bound(m, n):
+    return sum(comb(m, i) for i in range(min(n, m) + 1))
+''',
+        "cover_count_instead": '''
+import math
+def zaslavsky_bound(m, n):
+    return 2 * sum(math.comb(m - 1, k) for k in range(n))
+''',
+        "int_of_float_sum": '''
+from scipy.special import comb
+def zaslavsky_bound(m, n):
+    return int(sum(comb(m, i) for i in range(min(n, m) + 1)))
+''',
+    },
+}

@@ -1,0 +1,489 @@
+"""Plausible wrong implementations of the graded functions of ch05_rnn (tests of the tests).
+
+Each value is the whole content of a solution cell; ``sigmoid`` comes from the setup cell.
+"""
+
+MUTANTS = {
+    "rnn_forward": {
+        "includes_z0_row": '''
+import numpy as np
+def rnn_forward(X, U, V, W, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = [z]
+    for t in range(T - 1):
+        z = np.tanh(U @ z + V @ X[t])
+        Z.append(z)
+    Z = np.array(Z)
+    return Z, Z @ W.T
+''',
+        "tanh_on_output": '''
+import numpy as np
+def rnn_forward(X, U, V, W, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    return Z, np.tanh(Z @ W.T)
+''',
+        "ignores_z0": '''
+import numpy as np
+def rnn_forward(X, U, V, W, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m)
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    return Z, Z @ W.T
+''',
+        "transposed_recurrent_weights": '''
+import numpy as np
+def rnn_forward(X, U, V, W, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(z @ U + V @ X[t])
+        Z[t] = z
+    return Z, Z @ W.T
+''',
+        "output_from_previous_state": '''
+import numpy as np
+def rnn_forward(X, U, V, W, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z, Y = np.empty((T, m)), []
+    for t in range(T):
+        Y.append(W @ z)
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    return Z, np.array(Y)
+''',
+        "mutates_z0": '''
+import numpy as np
+def rnn_forward(X, U, V, W, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z[:] = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    return Z, Z @ W.T
+''',
+    },
+    "jacobian_norms": {
+        "derivative_at_earlier_state": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    norms, J = np.ones(T), np.eye(m)
+    for k in range(T - 2, -1, -1):
+        J = J @ ((1 - Z[k] ** 2)[:, None] * U)
+        norms[k] = np.linalg.norm(J, 2)
+    return norms
+''',
+        "frobenius_norm": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    norms, J = np.ones(T), np.eye(m)
+    for k in range(T - 2, -1, -1):
+        J = J @ ((1 - Z[k + 1] ** 2)[:, None] * U)
+        norms[k] = np.linalg.norm(J)
+    norms[-1] = np.linalg.norm(np.eye(m))
+    return norms
+''',
+        "product_in_wrong_order": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    norms, J = np.ones(T), np.eye(m)
+    for k in range(T - 2, -1, -1):
+        J = ((1 - Z[k + 1] ** 2)[:, None] * U) @ J
+        norms[k] = np.linalg.norm(J, 2)
+    return norms
+''',
+        "diag_on_wrong_side": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    norms, J = np.ones(T), np.eye(m)
+    for k in range(T - 2, -1, -1):
+        J = J @ (U * (1 - Z[k + 1] ** 2)[None, :])
+        norms[k] = np.linalg.norm(J, 2)
+    return norms
+''',
+        "product_of_norms": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    norms = np.ones(T)
+    for k in range(T - 2, -1, -1):
+        norms[k] = norms[k + 1] * np.linalg.norm((1 - Z[k + 1] ** 2)[:, None] * U, 2)
+    return norms
+''',
+        "reversed_order_of_lags": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    norms, J = np.ones(T), np.eye(m)
+    for k in range(T - 2, -1, -1):
+        J = J @ ((1 - Z[k + 1] ** 2)[:, None] * U)
+        norms[k] = np.linalg.norm(J, 2)
+    return norms[::-1]
+''',
+        "no_tanh_derivative": '''
+import numpy as np
+def jacobian_norms(X, U, V, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    norms, J = np.ones(T), np.eye(m)
+    for k in range(T - 2, -1, -1):
+        J = J @ U
+        norms[k] = np.linalg.norm(J, 2)
+    return norms
+''',
+    },
+    "lstm_cell": {
+        "gate_order_ifog": '''
+import numpy as np
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
+    a_i, a_f, a_o, a_g = np.split(a, 4, axis=-1)
+    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
+    return sigmoid(a_o) * np.tanh(c_new), c_new
+''',
+        "no_tanh_on_cell_output": '''
+import numpy as np
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
+    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
+    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
+    return sigmoid(a_o) * c_new, c_new
+''',
+        "sigmoid_candidate": '''
+import numpy as np
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
+    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
+    c_new = sigmoid(a_f) * c + sigmoid(a_i) * sigmoid(a_g)
+    return sigmoid(a_o) * np.tanh(c_new), c_new
+''',
+        "one_bias_only": '''
+import numpy as np
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = x @ W_ih.T + h @ W_hh.T + b_ih
+    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
+    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
+    return sigmoid(a_o) * np.tanh(c_new), c_new
+''',
+        "no_batch_support": '''
+import numpy as np
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = W_ih @ x + b_ih + W_hh @ h + b_hh
+    a_i, a_f, a_g, a_o = np.split(a, 4)
+    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
+    return sigmoid(a_o) * np.tanh(c_new), c_new
+''',
+        "calls_torch": '''
+import numpy as np
+import torch
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = torch.from_numpy(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
+    a_i, a_f, a_g, a_o = torch.chunk(a, 4, dim=-1)
+    c_new = torch.sigmoid(a_f) * torch.from_numpy(c) + torch.sigmoid(a_i) * torch.tanh(a_g)
+    return (torch.sigmoid(a_o) * torch.tanh(c_new)).numpy(), c_new.numpy()
+''',
+        "mutates_c": '''
+import numpy as np
+def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
+    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
+    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
+    c *= sigmoid(a_f)
+    c += sigmoid(a_i) * np.tanh(a_g)
+    return sigmoid(a_o) * np.tanh(c), c.copy()
+''',
+    },
+    "gru_cell": {
+        "reset_outside_bias": '''
+import numpy as np
+def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
+    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
+    hr, hz, hn = np.split(h @ W_hh.T, 3, axis=-1)
+    br, bz, bn = np.split(b_hh, 3)
+    r, z = sigmoid(xr + hr + br), sigmoid(xz + hz + bz)
+    n = np.tanh(xn + r * hn + bn)
+    return (1 - z) * n + z * h
+''',
+        "update_gate_swapped": '''
+import numpy as np
+def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
+    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
+    hr, hz, hn = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
+    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return z * n + (1 - z) * h
+''',
+        "gate_order_zrn": '''
+import numpy as np
+def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
+    xz, xr, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
+    hz, hr, hn = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
+    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return (1 - z) * n + z * h
+''',
+        "reset_applied_to_state": '''
+import numpy as np
+def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
+    m = h.shape[-1]
+    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
+    hr, hz, _ = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
+    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+    n = np.tanh(xn + (r * h) @ W_hh[2 * m:].T + b_hh[2 * m:])
+    return (1 - z) * n + z * h
+''',
+        "no_batch_support": '''
+import numpy as np
+def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
+    xr, xz, xn = np.split(W_ih @ x + b_ih, 3)
+    hr, hz, hn = np.split(W_hh @ h + b_hh, 3)
+    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
+    n = np.tanh(xn + r * hn)
+    return (1 - z) * n + z * h
+''',
+        "calls_torch": '''
+import numpy as np
+import torch
+def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
+    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
+    hr, hz, hn = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
+    r = torch.sigmoid(torch.from_numpy(xr + hr)).numpy()
+    z = torch.sigmoid(torch.from_numpy(xz + hz)).numpy()
+    n = np.tanh(xn + r * hn)
+    return (1 - z) * n + z * h
+''',
+    },
+    "linear_scan": {
+        "python_loop_over_t": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
+    z = np.zeros(a.shape[1], dtype) if z0 is None else z0
+    out = np.empty(a.shape, dtype)
+    for t in range(len(a)):
+        z = a[t] * z + b[t]
+        out[t] = z
+    return out
+''',
+        "combine_in_wrong_order": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
+    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
+    if z0 is not None:
+        B[0] = A[0] * z0 + B[0]
+    d = 1
+    while d < len(A):
+        B = np.concatenate([B[:d], A[:-d] * B[d:] + B[:-d]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2
+    return B
+''',
+        "ignores_z0": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0)
+    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
+    d = 1
+    while d < len(A):
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2
+    return B
+''',
+        "z0_added_without_a1": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
+    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
+    if z0 is not None:
+        B[0] = z0 + B[0]
+    d = 1
+    while d < len(A):
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2
+    return B
+''',
+        "casts_to_real": '''
+import numpy as np
+import warnings
+def linear_scan(a, b, z0=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        A, B = np.array(a, dtype=float), np.array(b, dtype=float)
+        if z0 is not None:
+            B[0] = A[0] * np.real(z0) + B[0]
+    d = 1
+    while d < len(A):
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2
+    return B
+''',
+        "updates_a_before_b": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
+    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
+    if z0 is not None:
+        B[0] = A[0] * z0 + B[0]
+    d = 1
+    while d < len(A):
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        d *= 2
+    return B
+''',
+        "stops_one_round_early": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
+    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
+    if z0 is not None:
+        B[0] = A[0] * z0 + B[0]
+    d = 1
+    while 2 * d < len(A):
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2
+    return B
+''',
+        "mutates_b": '''
+import numpy as np
+def linear_scan(a, b, z0=None):
+    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
+    A, B = np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
+    if z0 is not None:
+        B[0] = A[0] * z0 + B[0]
+    d = 1
+    while d < len(A):
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2
+    return B
+''',
+    },
+    "lru_eigenvalues": {
+        "single_exponential": '''
+import numpy as np
+def lru_eigenvalues(nu, phi):
+    return np.exp(nu + 1j * phi)
+''',
+        "modulus_exp_minus_nu": '''
+import numpy as np
+def lru_eigenvalues(nu, phi):
+    return np.exp(-nu + 1j * phi)
+''',
+        "conjugate_phase": '''
+import numpy as np
+def lru_eigenvalues(nu, phi):
+    return np.exp(-np.exp(nu) - 1j * phi)
+''',
+        "real_only": '''
+import numpy as np
+def lru_eigenvalues(nu, phi):
+    return np.exp(-np.exp(nu)) * np.cos(phi)
+''',
+        "phase_inside_exp_of_nu": '''
+import numpy as np
+def lru_eigenvalues(nu, phi):
+    return np.exp(-np.exp(nu + 1j * phi))
+''',
+    },
+    "lru_init": {
+        "r_squared_uniform_like_the_paper": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    r = np.sqrt(rng.uniform(r_min ** 2, r_max ** 2, size=m))
+    phi = rng.uniform(0, max_phase, size=m)
+    return np.log(-np.log(r)), phi
+''',
+        "global_numpy_random": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    r = np.random.uniform(r_min, r_max, size=m)
+    phi = np.random.uniform(0, max_phase, size=m)
+    return np.log(-np.log(r)), phi
+''',
+        "nu_uniform_instead_of_r": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    nu = rng.uniform(np.log(-np.log(r_max)), np.log(-np.log(r_min)), size=m)
+    phi = rng.uniform(0, max_phase, size=m)
+    return nu, phi
+''',
+        "same_uniform_for_r_and_phi": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    u = rng.uniform(size=m)
+    r = r_min + (r_max - r_min) * u
+    return np.log(-np.log(r)), max_phase * u
+''',
+        "nu_is_log_r": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    r = rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0, max_phase, size=m)
+    return -np.log(r), phi
+''',
+        "phase_on_full_circle": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    r = rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0, 2 * np.pi, size=m)
+    return np.log(-np.log(r)), phi
+''',
+        "fresh_generator_each_call": '''
+import numpy as np
+def lru_init(m, r_min, r_max, max_phase, rng):
+    rng = np.random.default_rng(0)
+    r = rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0, max_phase, size=m)
+    return np.log(-np.log(r)), phi
+''',
+    },
+}
