@@ -98,18 +98,9 @@ def feedback_html(result: dict, total: float, maximum: float) -> str:
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:
-    from nbgrader.apps import NbGraderAPI
-    from traitlets.config import Config
+    from .release import generate
     with tempfile.TemporaryDirectory() as tmp:
-        config = Config()
-        config.CourseDirectory.root = str(ROOT)
-        config.CourseDirectory.source_directory = "solutions"
-        config.CourseDirectory.release_directory = tmp
-        config.CourseDirectory.db_url = f"sqlite:///{db}"
-        config.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
-        api = NbGraderAPI(config=config)
-        for assignment in assignments:
-            api.generate_assignment(assignment, force=True, create=True)
+        generate(Path(tmp) / "release", assignments, db_url=f"sqlite:///{db}")
 
 
 def write_gradebook(out: Path, results: list[dict]) -> None:

@@ -17,21 +17,29 @@ from pathlib import Path
 from .notebooks import COURSE, ROOT, chapters
 
 
-def generate(release_dir: Path, only: list[str] | None = None) -> None:
+def nbgrader_api(release_dir: Path, db_url: str, exchange: str):
+    """nbgrader's API on this repository's layout, with its tools (alembic) on PATH."""
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
 
+    bin_dir = os.path.dirname(sys.executable)
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    config = Config()
+    config.CourseDirectory.root = str(ROOT)
+    config.CourseDirectory.source_directory = "solutions"
+    config.CourseDirectory.release_directory = str(release_dir)
+    config.CourseDirectory.db_url = db_url
+    config.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
+    config.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
+    config.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+    config.Exchange.root = exchange
+    return NbGraderAPI(config=config)
+
+
+def generate(release_dir: Path, only: list[str] | None = None, db_url: str | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        config = Config()
-        config.CourseDirectory.root = str(ROOT)
-        config.CourseDirectory.source_directory = "solutions"
-        config.CourseDirectory.release_directory = str(release_dir)
-        config.CourseDirectory.db_url = f"sqlite:///{tmp}/gradebook.db"
-        config.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
-        config.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-        config.ClearSolutions.text_stub = "YOUR ANSWER HERE"
-        config.Exchange.root = os.path.join(tmp, "exchange")
-        api = NbGraderAPI(config=config)
+        api = nbgrader_api(release_dir, db_url or f"sqlite:///{tmp}/gradebook.db", os.path.join(tmp, "exchange"))
         for chapter in only or chapters():
             result = api.generate_assignment(chapter, force=True, create=True)
             if not result.get("success"):

@@ -158,14 +158,15 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
     limit = max(np.abs(K).max(), 1e-12)
     _show(axes[1], K, f"kernel ({kernel})", cmap="RdBu_r", vmin=-limit, vmax=limit)
     for (i, j), value in np.ndenumerate(K):
-        axes[1].text(j, i, f"{value:.2g}", ha="center", va="center", fontsize=8)
+        axes[1].text(j, i, f"{value:.2g}", ha="center", va="center", fontsize=8,
+                     color="white" if abs(value) > 0.6 * limit else "black")
     limit = max(np.abs(out).max(), 1e-12)
     _show(axes[2], out, f"output, stride {stride}: {out.shape[0]}×{out.shape[1]}",
           cmap="RdBu_r", vmin=-limit, vmax=limit)
     fig.tight_layout()
 
     agree = "agrees with" if tuple(out.shape) == predicted else "DISAGREES with"
-    text = (f"input 8×8, kernel 3×3, padding {padding}, stride {stride} → output shape "
+    text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, stride {stride} → output shape "
             f"{out.shape[0]}×{out.shape[1]} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
             f"output range [{out.min():.3g}, {out.max():.3g}]")
     return fig, text

@@ -1,0 +1,337 @@
+"""Widgets of chapter 1 (the perceptron): every number they show comes from the student's functions.
+
+* ``perceptron_stepper``: walk through the updates of the student's ``perceptron_train`` on data
+  whose margin a slider sets, with the two lemmas of Novikoff's proof and the bound.
+* ``cover_explorer``: Cover's fraction ``C(s, n) / 2**s`` against ``s / n``.
+* ``adaboost_explorer``: AdaBoost with decision stumps on a line, rounds computed by the
+  student's ``adaboost_step``.
+
+Each widget is a pure ``render_*`` function (controls and student functions in, ``(figure,
+readout)`` out) wrapped in an ``Explorer``. None of them contains a solution of a graded function.
+"""
+from __future__ import annotations
+
+import functools
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import NullLocator
+
+from dlcourse.data import linearly_separable
+
+from .explorer import Explorer
+
+__all__ = [
+    "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_stepper",
+    "render_cover", "cover_explorer",
+    "boosting_data", "best_stump", "render_adaboost", "adaboost_explorer",
+]
+
+_POS, _NEG = "tab:blue", "tab:orange"
+
+# ------------------------------------------------------------------ perceptron stepper
+
+STEPPER_POINTS = 40
+STEPPER_SHIFT = np.array([1.0, 0.5])  # off the origin, so that the bias has work to do
+MAX_STEP = 80                         # the update slider's range; later steps show the last update
+_XLIM, _YLIM = (-0.25, 2.25), (-0.75, 1.75)
+
+
+def stepper_data(data_margin: float, seed: int):
+    """The stepper's data: ``(X, y, v_star)``, points keeping ``data_margin`` from a planted line.
+
+    ``linearly_separable`` plants a line through the origin; the points are then shifted by
+    ``STEPPER_SHIFT``, and ``v_star = (w_true, b_true)`` is the planted separator (unit ``w_true``).
+    """
+    X, y, w_true = linearly_separable(STEPPER_POINTS, float(data_margin), np.random.default_rng(int(seed)))
+    return X + STEPPER_SHIFT, y, np.r_[w_true, -w_true @ STEPPER_SHIFT]
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_history(perceptron_train, data_margin: float, seed: int):
+    X, y, _ = stepper_data(data_margin, seed)
+    return perceptron_history(perceptron_train, X, y)
+
+
+def perceptron_history(perceptron_train, X, y, max_sweeps: int = 256):
+    """Every update of the student's ``perceptron_train`` on ``(X, y)``, using nothing but that function.
+
+    ``perceptron_train`` only returns its final state, and re-implementing Algorithm 1 here would
+    put a reference solution into the widget. Instead we use that the algorithm is *online*:
+    E sweeps over the data perform exactly the updates of a single sweep over the stream of E
+    copies of the data (after a clean sweep nothing changes any more, so the stream's extra copies
+    make no update). Hence ``perceptron_train(stream[:k], stream_y[:k], max_epochs=1)`` is the
+    state after the first k steps, and bisection on k over the (monotone) update count locates
+    every update in O(updates * log(stream length)) calls.
+
+    Returns ``(states, corrected, total)``: ``states[t] = (w_t, b_t)`` after t updates
+    (``states[0]`` is zero), ``corrected[t - 1]`` the stream position of the t-th update (the
+    data index is ``position % s``, the sweep ``position // s + 1``) and ``total`` the update count
+    that ``perceptron_train(X, y)`` reports.
+    """
+    s, d = X.shape
+    total = int(perceptron_train(X, y)[2])
+    # the smallest number of sweeps that already makes all the updates: doubling, then bisection
+    lo, hi = 0, 1
+    while int(perceptron_train(X, y, max_epochs=hi)[2]) < total:
+        lo, hi = hi, 2 * hi
+        if hi > max_sweeps:
+            raise ValueError(f"perceptron_train has not made all its {total} updates after "
+                             f"{lo} sweeps: is this data separable for it?")
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if int(perceptron_train(X, y, max_epochs=mid)[2]) >= total else (mid, hi)
+    sweeps = hi
+    stream_X, stream_y = np.tile(X, (sweeps, 1)), np.tile(y, sweeps)
+
+    def after(k):
+        w, b, count = perceptron_train(stream_X[:k], stream_y[:k], max_epochs=1)
+        return (np.asarray(w, dtype=float), float(b)), int(count)
+
+    end_state, end_count = after(len(stream_y))
+    if end_count != total:
+        raise ValueError(f"perceptron_train counts {end_count} updates on {sweeps} copies of the data "
+                         f"in one sweep but {total} in {sweeps} sweeps: the two should agree")
+    found = {}
+
+    def bisect(lo, count_lo, hi, count_hi, state_hi):
+        if count_hi == count_lo:
+            return
+        if count_hi < count_lo or count_hi - count_lo > hi - lo:
+            raise ValueError("perceptron_train's update count is not consistent along the data "
+                             "(at most one update per point, never fewer with more points)")
+        if hi - lo == 1:
+            found[count_hi] = (hi - 1, state_hi)
+            return
+        mid = (lo + hi) // 2
+        state_mid, count_mid = after(mid)
+        bisect(lo, count_lo, mid, count_mid, state_mid)
+        bisect(mid, count_mid, hi, count_hi, state_hi)
+
+    bisect(0, 0, len(stream_y), end_count, end_state)
+    states = [(np.zeros(d), 0.0)] + [found[t][1] for t in range(1, total + 1)]
+    corrected = [found[t][0] for t in range(1, total + 1)]
+    return states, corrected, total
+
+
+def _draw_line(ax, w, b, **style):
+    """The line w.x + b = 0 clipped to the axes, and an arrow along w from its point nearest the data."""
+    if not np.any(w):
+        return
+    centre = STEPPER_SHIFT
+    foot = centre - (w @ centre + b) / (w @ w) * w  # the point of the line nearest to the data centre
+    direction = np.array([-w[1], w[0]]) / np.linalg.norm(w)
+    ends = foot + np.outer([-5.0, 5.0], direction)
+    ax.plot(ends[:, 0], ends[:, 1], **style)
+    return foot
+
+
+def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, margin, novikoff_bound):
+    """Left: the data, the hyperplane before/after update ``update`` and the corrected point.
+    Right: Novikoff's two lemmas on the augmented data (log-log), with the bound."""
+    X, y, v_star = stepper_data(data_margin, seed)
+    states, corrected, total = _cached_history(perceptron_train, float(data_margin), int(seed))
+    Xa = np.c_[X, np.ones(len(X))]
+    R = float(np.max(np.linalg.norm(Xa, axis=1)))
+    gamma = float(margin(Xa, y, v_star, 0.0))
+    bound = float(novikoff_bound(Xa, y, v_star))
+
+    t = min(int(update), total)
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.2, 3.9), gridspec_kw={"width_ratios": [1, 1.15]})
+    ax.scatter(*X[y > 0].T, s=22, c=_POS, marker="o", label="+1")
+    ax.scatter(*X[y < 0].T, s=22, c=_NEG, marker="s", label="−1")
+    _draw_line(ax, v_star[:2], v_star[2], color="grey", lw=0.8, ls=":")
+    if t >= 1:
+        w_before, b_before = states[t - 1]
+        w_after, b_after = states[t]
+        position = corrected[t - 1]
+        i, sweep = position % len(y), position // len(y) + 1
+        _draw_line(ax, w_before, b_before, color="k", lw=1, ls="--", alpha=0.5)
+        foot = _draw_line(ax, w_after, b_after, color="k", lw=1.8)
+        if foot is not None:
+            arrow = 0.35 * w_after / np.linalg.norm(w_after)
+            ax.annotate("", xy=foot + arrow, xytext=foot,
+                        arrowprops=dict(arrowstyle="->", color="k", lw=1.2))
+        ax.scatter(*X[i], s=160, facecolors="none", edgecolors="tab:red", linewidths=2,
+                   label="corrected")
+        title = f"update {t}: point {i}, sweep {sweep}"
+    else:
+        title = "start: w = 0, b = 0"
+    ax.set(xlim=_XLIM, ylim=_YLIM, aspect="equal", title=title)
+    ax.title.set_size(10)
+    ax.tick_params(labelsize=8)
+    ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
+
+    # Novikoff's lemmas in augmented coordinates: k gamma <= w_k . w* <= ||w_k|| <= sqrt(k) R
+    unit = v_star / np.linalg.norm(v_star)
+    ks = np.arange(1, total + 1)
+    along = np.array([np.r_[w, b] @ unit for w, b in states[1:]])
+    length = np.array([np.linalg.norm(np.r_[w, b]) for w, b in states[1:]])
+    k_max = max(2.0 * total, 1.5 * bound if np.isfinite(bound) else 2.0 * total, 10.0)
+    grid = np.geomspace(1, k_max, 100)
+    if gamma > 0:
+        ax2.plot(grid, grid * gamma, color="tab:green", lw=1, label="k γ  (Lemma 1)")
+    ax2.plot(grid, np.sqrt(grid) * R, color="tab:purple", lw=1, label="√k R  (Lemma 2)")
+    ax2.plot(ks, np.maximum(along, 1e-3), "o", ms=3, color="tab:green", label="w_k · w*")
+    ax2.plot(ks, length, "s", ms=3, color="tab:purple", label="‖w_k‖")
+    if np.isfinite(bound):
+        ax2.axvline(bound, color="tab:red", ls="--", lw=1, label=f"bound (R/γ)² = {bound:.0f}")
+    if t >= 1:
+        ax2.axvline(t, color="k", lw=0.6, alpha=0.5)
+    ax2.set(xscale="log", yscale="log", xlabel="updates k", xlim=(0.8, k_max))
+    for axis in (ax2.xaxis, ax2.yaxis):
+        axis.set_minor_locator(NullLocator())  # minor log ticks are slow to lay out and add nothing here
+    ax2.set_title("Novikoff on the augmented data (x, 1)", fontsize=10)
+    ax2.tick_params(labelsize=8)
+    ax2.legend(loc="upper left", fontsize=7, framealpha=0.8)
+    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.13, top=0.92, wspace=0.18)  # fixed: tight_layout is slow
+
+    step = f"update {t} of {total}" if t >= 1 else f"before the first of {total} updates"
+    if t >= 1:
+        step += f" (point {i}, label {y[i]:+.0f}, sweep {sweep})"
+    readout = (f"{step} · total updates {total} ≤ Novikoff bound {bound:.1f} "
+               f"(R = {R:.3f}, γ = {gamma:.4f} for the planted separator on the augmented data)")
+    return fig, readout
+
+
+def perceptron_stepper(perceptron_train, margin, novikoff_bound):
+    """The perceptron stepper, driven by the student's three functions."""
+    controls = {
+        "data_margin": widgets.FloatSlider(value=0.1, min=0.02, max=0.4, step=0.02, description="margin",
+                                           continuous_update=False, readout_format=".2f"),
+        "update": widgets.IntSlider(value=1, min=0, max=MAX_STEP, description="update",
+                                    continuous_update=True),
+        "seed": widgets.IntSlider(value=0, min=0, max=9, description="data seed", continuous_update=False),
+    }
+    return Explorer(render_perceptron_steps, controls,
+                    needs={"perceptron_train": perceptron_train, "margin": margin,
+                           "novikoff_bound": novikoff_bound},
+                    height="400px", title="The perceptron, update by update")
+
+
+# ------------------------------------------------------------------ Cover's counting theorem
+
+COVER_DIMENSIONS = (1, 2, 5, 20)
+COVER_RATIO = 4  # s runs up to COVER_RATIO * n
+
+
+def _fractions(cover_count, n):
+    s = np.arange(1, COVER_RATIO * n + 1)
+    return s / n, np.array([int(cover_count(int(k), int(n))) / 2 ** int(k) for k in s])
+
+
+def render_cover(n, *, cover_count):
+    """C(s, n) / 2**s against s / n for a few dimensions and for ``n``; the transition at s = 2n."""
+    n = int(n)
+    fig, ax = plt.subplots(figsize=(6.4, 3.5))
+    for m in COVER_DIMENSIONS:
+        if m != n:
+            ratio, frac = _fractions(cover_count, m)
+            ax.plot(ratio, frac, lw=1, alpha=0.6, label=f"n = {m}", marker="." if m <= 2 else None)
+    ratio, frac = _fractions(cover_count, n)
+    ax.plot(ratio, frac, color="k", lw=2.2, label=f"n = {n}", marker="." if n <= 2 else None)
+    ax.axvline(2, color="tab:red", ls="--", lw=1)
+    ax.axhline(0.5, color="grey", lw=0.6)
+    ax.set(xlabel="s / n  (points per dimension)", ylabel="fraction separable  C(s, n) / 2^s",
+           xlim=(0, COVER_RATIO), ylim=(-0.03, 1.03))
+    ax.set_title("Cover: the capacity of a linear unit is 2n points", fontsize=10)
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+
+    at_n, at_2n, at_4n = (int(cover_count(k * n, n)) / 2 ** (k * n) for k in (1, 2, 4))
+    readout = (f"n = {n}: fraction C(s, n) / 2^s = {at_n:.4f} at s = n, {at_2n:.4f} at s = 2n, "
+               f"{at_4n:.4g} at s = 4n")
+    return fig, readout
+
+
+def cover_explorer(cover_count):
+    controls = {"n": widgets.IntSlider(value=10, min=1, max=50, description="dimension n",
+                                       continuous_update=False)}
+    return Explorer(render_cover, controls, needs={"cover_count": cover_count}, height="360px",
+                    title="Cover's counting theorem")
+
+
+# ------------------------------------------------------------------ AdaBoost with stumps
+
+BOOST_POINTS = 24
+MAX_ROUNDS = 30
+
+
+def boosting_data():
+    """24 points of [0, 1] labelled +1 on (0.25, 0.6), -1 elsewhere, with two labels flipped."""
+    rng = np.random.default_rng(3)
+    x = np.sort(rng.uniform(0, 1, BOOST_POINTS))
+    y = np.where((x > 0.25) & (x < 0.6), 1.0, -1.0)
+    y[[3, 20]] *= -1
+    return x, y
+
+
+def best_stump(x, y, weights):
+    """The weak learner: the stump ``h(x) = sign * (+1 if x > threshold else -1)`` of least weighted error.
+
+    Returns ``(threshold, sign, predictions)``. Thresholds run between consecutive points (and
+    below all of them), so the stumps include the constant classifiers.
+    """
+    order = np.sort(x)
+    thresholds = np.r_[order[0] - 0.05, (order[:-1] + order[1:]) / 2]
+    above = x[None, :] > thresholds[:, None]                       # (thresholds, points)
+    predictions = np.where(above, 1.0, -1.0)
+    error_plus = ((predictions != y) * weights).sum(axis=1)       # sign +1
+    error_minus = ((-predictions != y) * weights).sum(axis=1)     # sign -1
+    j_plus, j_minus = int(np.argmin(error_plus)), int(np.argmin(error_minus))
+    if error_plus[j_plus] <= error_minus[j_minus]:
+        return float(thresholds[j_plus]), 1.0, predictions[j_plus]
+    return float(thresholds[j_minus]), -1.0, -predictions[j_minus]
+
+
+def render_adaboost(rounds, *, adaboost_step):
+    """AdaBoost for ``rounds`` rounds on ``boosting_data()``, every round computed by ``adaboost_step``."""
+    x, y = boosting_data()
+    weights = np.full(len(x), 1.0 / len(x))
+    stumps = []  # (threshold, sign, alpha, eps)
+    for _ in range(int(rounds)):
+        threshold, sign, h = best_stump(x, y, weights)
+        eps = float(weights[h != y].sum())
+        alpha, weights = adaboost_step(weights, y, h)
+        weights = np.asarray(weights, dtype=float)
+        stumps.append((threshold, sign, float(alpha), eps))
+
+    grid = np.linspace(-0.02, 1.02, 600)
+
+    def vote(points):
+        return sum(a * s * np.where(points > th, 1.0, -1.0) for th, s, a, _ in stumps)
+
+    total_alpha = sum(abs(a) for *_, a, _ in stumps) or 1.0
+    F_grid = vote(grid) / total_alpha
+    errors = int(np.sum(np.sign(vote(x)) != y))
+    single = int(np.sum(best_stump(x, y, np.full(len(x), 1.0 / len(x)))[2] != y))
+
+    fig, ax = plt.subplots(figsize=(7.5, 3.3))
+    positive = F_grid > 0
+    ax.fill_between(grid, -1.25, 1.25, where=positive, color=_POS, alpha=0.12, step="mid",
+                    label="predicted +1")
+    ax.step(grid, F_grid, where="mid", color="k", lw=1.2, label="F(x) / Σα")
+    sizes = 30 + 1500 * weights
+    ax.scatter(x[y > 0], y[y > 0], s=sizes[y > 0], c=_POS, marker="o", alpha=0.8, label="label +1")
+    ax.scatter(x[y < 0], y[y < 0], s=sizes[y < 0], c=_NEG, marker="s", alpha=0.8, label="label −1")
+    threshold, sign, alpha, eps = stumps[-1]
+    ax.axvline(threshold, color="tab:red", ls="--", lw=1, label=f"stump of round {len(stumps)}")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set(xlim=(-0.02, 1.02), ylim=(-1.25, 1.25), xlabel="x")
+    ax.set_title(f"AdaBoost after {len(stumps)} rounds: {errors}/{len(x)} training errors", fontsize=10)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=6, fontsize=7, frameon=False)
+    fig.tight_layout()
+
+    side = ">" if sign > 0 else "≤"
+    readout = (f"round {len(stumps)}: stump +1 where x {side} {threshold:.3f}, weighted error ε = {eps:.3f}, "
+               f"α = {alpha:.3f} · ensemble training errors {errors}/{len(x)} "
+               f"(best single stump: {single}/{len(x)})")
+    return fig, readout
+
+
+def adaboost_explorer(adaboost_step):
+    controls = {"rounds": widgets.IntSlider(value=1, min=1, max=MAX_ROUNDS, description="rounds",
+                                            continuous_update=True)}
+    return Explorer(render_adaboost, controls, needs={"adaboost_step": adaboost_step}, height="340px",
+                    title="AdaBoost with decision stumps")

@@ -1,0 +1,271 @@
+"""Widgets of chapter 3 (computational graphs and automatic differentiation).
+
+* ``backprop_graph_explorer(Value, topological_order)``: the worked example of the notes,
+  ``L = log(1 / (exp(-(x w + b)) + 1))``, built with the student's ``Value`` and drawn node by
+  node (forward values, and the adjoints as a step slider walks the backward pass).
+* ``mode_cost_explorer(jvp, Value)``: the cost of the full gradient of ``f: R^n -> R`` by forward
+  mode (n calls of the student's ``jvp``) and by reverse mode (one forward and one backward pass
+  of the student's ``Value``) as n grows.
+
+Render functions are pure: ``render_*(**controls, **student_functions) -> (figure, readout)``.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .explorer import Explorer
+
+__all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
+           "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED"]
+
+# ------------------------------------------------------------------ the worked example
+
+_NAMES = ["x", "w", "b", "a = x·w", "z = a + b", "n = −z", "e = exp(n)", "d = e + 1", "r = 1/d", "L = log r"]
+_SHORT = ["x", "w", "b", "a", "z", "n", "e", "d", "r", "L"]
+N_NAMED = len(_NAMES)
+
+
+def build_worked_example(Value, x, w, b):
+    """(L, named): the notes' example built with ``Value``; ``named`` lists (node, label, short name)."""
+    X, W, B = Value(x), Value(w), Value(b)
+    a = X * W
+    z = a + B
+    n = -z
+    e = n.exp()
+    d = e + 1
+    r = 1 / d
+    L = r.log()
+    nodes = [X, W, B, a, z, n, e, d, r, L]
+    return L, list(zip(nodes, _NAMES, _SHORT))
+
+
+def _layout(order):
+    """Positions {id: (column, row)}: column = longest path from the inputs, leaves just left of their first use."""
+    depth = {}
+    for v in order:
+        depth[id(v)] = 1 + max((depth[id(p)] for p in v._prev), default=-1)
+    consumers = {}
+    for v in order:
+        for p in v._prev:
+            consumers.setdefault(id(p), []).append(depth[id(v)])
+    for v in order:
+        if not v._prev and id(v) in consumers:
+            depth[id(v)] = max(0, min(consumers[id(v)]) - 1)
+    columns = {}
+    for v in order:  # non-leaves first in each column, so the main chain sits on row 0
+        columns.setdefault(depth[id(v)], []).append(v)
+    slots = [0.0, -1.0, 1.0, -2.0, 2.0, -3.0, 3.0]
+    pos = {}
+    for col, nodes in columns.items():
+        nodes = sorted(nodes, key=lambda v: 0 if v._prev else 1)
+        if all(not v._prev for v in nodes):
+            rows = [0.5 - k for k in range(len(nodes))]
+        else:
+            rows = [slots[k % len(slots)] + 6 * (k // len(slots)) for k in range(len(nodes))]
+        for v, row in zip(nodes, rows):
+            pos[id(v)] = (col, row)
+    return pos
+
+
+def _fmt(value):
+    value = value + 0.0  # no "-0"
+    return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.2e}"
+
+
+def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topological_order):
+    """Draw the worked example's graph after ``step`` named nodes of the backward pass."""
+    L, named = build_worked_example(Value, x, w, b)
+    L.backward()
+    order = topological_order(L)
+    label = {id(v): (name, short) for v, name, short in named}
+    backward_order = list(reversed(order))
+    rank = {id(v): k for k, v in enumerate(backward_order)}
+    missing = [name for v, name, _ in named if id(v) not in rank]
+    if missing:
+        raise ValueError(f"topological_order(L) misses the node(s) {', '.join(missing)}")
+    named_backward = [v for v in backward_order if id(v) in label]
+    step = int(max(0, min(step, len(named_backward))))
+    current = named_backward[step - 1] if step > 0 else None
+    done_rank = rank[id(current)] if current is not None else -1
+    pos = _layout(order)
+
+    fig, ax = plt.subplots(figsize=(10.5, 3.0))
+    ax.set_axis_off()
+    for v in order:  # edges first
+        cx, cy = pos[id(v)]
+        for p in v._prev:
+            px, py = pos[id(p)]
+            ax.annotate("", xy=(cx - 0.36, cy), xytext=(px + 0.36, py),
+                        arrowprops=dict(arrowstyle="-|>", color="0.55", lw=0.9, shrinkA=0, shrinkB=0))
+    for v in order:
+        cx, cy = pos[id(v)]
+        processed = rank[id(v)] <= done_rank
+        name = label.get(id(v), ("const" if not v._prev else "(temp)", None))[0]
+        grad_text = f"∂L = {_fmt(v.grad)}" if processed else "∂L = ?"
+        if v is current:
+            face = "#ffb74d"
+        elif id(v) not in label:
+            face = "#e6e6e6"
+        elif processed:
+            face = "#a5d6a7"
+        else:
+            face = "#bbdefb"
+        ax.text(cx, cy, f"{name}\n{_fmt(v.data)}\n{grad_text}", ha="center", va="center",
+                fontsize=8 if id(v) in label else 7,
+                bbox=dict(boxstyle="round,pad=0.3", fc=face, ec="0.3" if v is current else "0.6",
+                          lw=1.6 if v is current else 0.8))
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
+    ax.set_title("forward values (middle line) and adjoints ∂L/∂node (bottom line); "
+                 "orange: current node of the backward pass", fontsize=8.5)
+    fig.tight_layout()
+
+    grads = [named[0][0].grad, named[1][0].grad, named[2][0].grad]
+    z = x * w + b
+    one_minus_sigma = 1.0 / (1.0 + math.exp(z)) if z > -700 else 1.0
+    closed = [one_minus_sigma * w, one_minus_sigma * x, one_minus_sigma]
+    if current is None:
+        head = f"step 0/{len(named_backward)}: forward pass only, L = {_fmt(L.data)}"
+    else:
+        name, short = label[id(current)]
+        head = (f"step {step}/{len(named_backward)}: node {name} = {_fmt(current.data)}, "
+                f"dL/d{short} = {_fmt(current.grad)}")
+    text = (f"{head} | [dL/dx, dL/dw, dL/db] = [{', '.join(_fmt(g) for g in grads)}] "
+            f"(closed form (1 − σ(z))·[w, x, 1] = [{', '.join(_fmt(g) for g in closed)}])")
+    return fig, text
+
+
+def backprop_graph_explorer(Value, topological_order):
+    """Sliders for x, w, b and the backward-pass step over the notes' worked example."""
+    slider = dict(continuous_update=False, readout_format=".1f")
+    controls = {
+        "x": widgets.FloatSlider(2.0, min=-4.0, max=4.0, step=0.5, description="x", **slider),
+        "w": widgets.FloatSlider(-3.0, min=-4.0, max=4.0, step=0.5, description="w", **slider),
+        "b": widgets.FloatSlider(6.0, min=-8.0, max=8.0, step=0.5, description="b", **slider),
+        "step": widgets.IntSlider(0, min=0, max=N_NAMED, step=1, description="backward step",
+                                  continuous_update=False),
+    }
+    return Explorer(render_backprop_graph, controls,
+                    needs={"Value": Value, "topological_order": topological_order},
+                    height="340px", columns=4,
+                    title="The worked example L = log(1 / (exp(−(x w + b)) + 1)), node by node")
+
+
+# ------------------------------------------------------------------ forward vs reverse mode
+
+class _Counter:
+    """A scalar that counts the elementary operations applied to it (shared counter)."""
+
+    def __init__(self, value, box):
+        self.value, self.box = value, box
+
+    def _op(self, value):
+        self.box[0] += 1
+        return _Counter(value, self.box)
+
+    @staticmethod
+    def _v(other):
+        return other.value if isinstance(other, _Counter) else other
+
+    def __add__(self, other):
+        return self._op(self.value + self._v(other))
+
+    __radd__ = __add__
+
+    def __mul__(self, other):
+        return self._op(self.value * self._v(other))
+
+    __rmul__ = __mul__
+
+    def exp(self):
+        return self._op(math.exp(self.value))
+
+
+def cost_function(x):
+    """f(x) = sum_i exp(0.1 x_i x_{i+1}) x_i (indices mod n), written with x[i], +, * and .exp()."""
+    n = len(x)
+    total = None
+    for i in range(n):
+        term = (x[i] * x[(i + 1) % n] * 0.1).exp() * x[i]
+        total = term if total is None else total + term
+    return total
+
+
+def _ops_per_evaluation(n):
+    box = [0]
+    cost_function([_Counter(0.1, box) for _ in range(n)])
+    return box[0]
+
+
+def _graph_size(root):
+    seen, todo, inner = set(), [root], 0
+    while todo:
+        v = todo.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        inner += bool(v._prev)
+        todo.extend(v._prev)
+    return inner
+
+
+def _sizes(n):
+    sizes = [m for m in (1, 2, 4, 8, 16, 32, 64, 128) if m < n]
+    return sizes + [n]
+
+
+def render_mode_cost(n=16, *, jvp, Value):
+    """Full gradient of cost_function at a fixed point by n jvp calls and by one Value backward pass."""
+    rng = np.random.default_rng(0)
+    sizes = _sizes(int(n))
+    fwd_ops, rev_ops, fwd_ms, rev_ms = [], [], [], []
+    for m in sizes:
+        x = 0.5 * rng.standard_normal(m)
+        per_pass = _ops_per_evaluation(m)
+        best = float("inf")
+        for _ in range(3):  # reverse mode is cheap: keep the best of three timings
+            start = time.perf_counter()
+            xs = [Value(float(v)) for v in x]
+            out = cost_function(xs)
+            out.backward()
+            g_rev = np.array([v.grad for v in xs])
+            best = min(best, time.perf_counter() - start)
+        rev_ms.append(1e3 * best)
+        rev_ops.append(per_pass + _graph_size(out))
+        start = time.perf_counter()
+        eye = np.eye(m)
+        g_fwd = np.array([jvp(cost_function, x, eye[i]) for i in range(m)], dtype=float)
+        fwd_ms.append(1e3 * (time.perf_counter() - start))
+        fwd_ops.append(m * per_pass)
+    diff = float(np.max(np.abs(g_fwd - g_rev)))
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.0))
+    ax1.loglog(sizes, fwd_ops, "o-", color="C3", label="forward mode: n passes")
+    ax1.loglog(sizes, rev_ops, "s-", color="C0", label="reverse mode: 1 + 1 passes")
+    ax1.set_xlabel("n (inputs)"), ax1.set_ylabel("elementary operations")
+    ax1.legend(fontsize=8), ax1.grid(alpha=0.3, which="both")
+    ax2.loglog(sizes, fwd_ms, "o-", color="C3", label="your jvp, n calls")
+    ax2.loglog(sizes, rev_ms, "s-", color="C0", label="your Value.backward()")
+    ax2.set_xlabel("n (inputs)"), ax2.set_ylabel("time (ms)")
+    ax2.legend(fontsize=8), ax2.grid(alpha=0.3, which="both")
+    fig.suptitle("cost of the full gradient of f(x) = Σ exp(0.1 x_i x_(i+1)) x_i", fontsize=9)
+    fig.tight_layout()
+    text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, {fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
+            f"reverse mode 2 passes (1 forward + 1 backward), {rev_ops[-1]} operations, {rev_ms[-1]:.1f} ms; "
+            f"operation ratio {fwd_ops[-1] / rev_ops[-1]:.1f}; max |forward − reverse gradient| = {diff:.1e}")
+    return fig, text
+
+
+def mode_cost_explorer(jvp, Value):
+    """A slider for n; plots operation counts and times of forward- and reverse-mode gradients."""
+    controls = {"n": widgets.IntSlider(16, min=1, max=96, step=1, description="n",
+                                       continuous_update=False)}
+    return Explorer(render_mode_cost, controls, needs={"Value": Value, "jvp": jvp}, height="300px",
+                    title="Forward against reverse mode for f: Rⁿ → R")

@@ -1,0 +1,243 @@
+"""Widgets of chapter 5 (recurrent networks).
+
+Pure render functions ``render_*(**controls, **student_functions) -> (figure, readout)``
+and factories returning an :class:`Explorer`:
+
+- ``gradient_norm_explorer(jacobian_norms)``: ``||d z_T / d z_t||`` against the lag for
+  ``U = sigma Q`` (Q orthogonal, so every singular value of U is sigma), on a log scale, with
+  the bound ``sigma^(T-t)``; readout: the ratio of the first norm to the last;
+- ``lru_explorer(lru_init, lru_eigenvalues, linear_scan)``: the LRU's eigenvalues on the
+  unit disc for ``r_min``/``r_max``/``max_phase`` sliders and their impulse responses;
+- ``lstm_gate_explorer(lstm_cell)``: the i, f, o gates of an LSTM with random weights over a
+  pulse sequence, as heat maps (gates read off the student's cell by probing, see
+  :func:`lstm_gates`).
+"""
+from __future__ import annotations
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import numpy as np
+
+from .explorer import Explorer
+
+__all__ = [
+    "gradient_setup", "render_gradient_norms", "gradient_norm_explorer",
+    "impulse_responses", "render_lru", "lru_explorer",
+    "lstm_gates", "pulse_sequence", "render_lstm_gates", "lstm_gate_explorer",
+]
+
+
+def _slider(value, lo, hi, step, description, integer=False):
+    cls = widgets.IntSlider if integer else widgets.FloatSlider
+    return cls(value=value, min=lo, max=hi, step=step, description=description,
+               continuous_update=False, style={"description_width": "initial"})
+
+
+# ------------------------------------------------------------ vanishing / exploding gradients
+
+def gradient_setup(sigma: float, T: int, input_scale: float, seed: int = 0, m: int = 16, n: int = 4):
+    """(X, U, V) of an Elman RNN with U = sigma Q (Q a seeded random orthogonal matrix)."""
+    rng = np.random.default_rng(seed)
+    Q, R = np.linalg.qr(rng.standard_normal((m, m)))
+    Q = Q * np.sign(np.diag(R))
+    V = rng.standard_normal((m, n)) / np.sqrt(n)
+    X = input_scale * rng.standard_normal((int(T), n))
+    return X, sigma * Q, V
+
+
+def render_gradient_norms(sigma, T, input_scale, seed, jacobian_norms):
+    X, U, V = gradient_setup(sigma, T, input_scale, seed)
+    norms = np.asarray(jacobian_norms(X, U, V), dtype=float)
+    T = len(X)
+    lags = np.arange(T - 1, -1, -1)  # entry t belongs to z_{t+1}: lag T - 1 - t
+    fig, ax = plt.subplots(figsize=(6.2, 3.2), dpi=80)
+    ax.semilogy(lags, np.maximum(norms, 1e-300), "o-", ms=3, label=r"$\|\partial z_T/\partial z_t\|_2$ (yours)")
+    ax.semilogy(lags, sigma ** lags.astype(float), "--", color="gray", label=r"bound $\sigma^{T-t}$")
+    ax.set(xlabel="lag T - t", ylabel="spectral norm",
+           title=f"U = {sigma:.2f} Q, input scale {input_scale:.1f}")
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.16, top=0.9)
+    ratio = norms[0] / norms[-1] if norms[-1] != 0 else np.inf
+    regime = "vanishing" if ratio < 0.1 else "exploding" if ratio > 10 else "roughly preserved"
+    text = (f"σ₁(U) = {sigma:.2f}, T = {T}: first/last norm ‖∂z_T/∂z_1‖ / ‖∂z_T/∂z_T‖ = {ratio:.3g} "
+            f"({regime}); bound σ^(T-1) = {sigma ** (T - 1):.3g}")
+    return fig, text
+
+
+def gradient_norm_explorer(jacobian_norms):
+    controls = {
+        "sigma": _slider(0.9, 0.5, 1.5, 0.05, "σ₁(U)"),
+        "T": _slider(50, 5, 100, 5, "T", integer=True),
+        "input_scale": _slider(0.0, 0.0, 2.0, 0.1, "input scale"),
+        "seed": _slider(0, 0, 9, 1, "seed", integer=True),
+    }
+    return Explorer(render_gradient_norms, controls, needs={"jacobian_norms": jacobian_norms},
+                    height="300px", columns=4, title="Vanishing and exploding gradients in an Elman RNN")
+
+
+# ------------------------------------------------------------------------------ the LRU
+
+def impulse_responses(lam, T, linear_scan):
+    """z_t (T, m) of z_t = lam * z_{t-1} + b_t with b_1 = 1, b_t = 0 after (so z_t = lam^(t-1))."""
+    lam = np.asarray(lam)
+    a = np.broadcast_to(lam, (T, lam.shape[0])).copy()
+    b = np.zeros((T, lam.shape[0]), dtype=complex)
+    b[0] = 1.0
+    return np.asarray(linear_scan(a, b))
+
+
+def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_scan, T=200, seed=0):
+    swapped = r_min > r_max
+    if swapped:
+        r_min, r_max = r_max, r_min
+    nu, phi = lru_init(int(m), r_min, r_max, max_phase, np.random.default_rng(seed))
+    lam = np.asarray(lru_eigenvalues(nu, phi))
+    z = impulse_responses(lam, T, linear_scan)
+    r = np.abs(lam)
+    order = np.argsort(r)
+
+    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(10, 3.3), dpi=80,
+                                        gridspec_kw={"width_ratios": [1, 1.3, 1.1]})
+    lo, hi = (r_min - 1e-3, r_max + 1e-3) if r_max - r_min < 2e-3 else (r_min, r_max)
+    shade = plt.cm.viridis((r - lo) / (hi - lo))
+    theta = np.linspace(0, 2 * np.pi, 200)
+    ax0.plot(np.cos(theta), np.sin(theta), color="black", lw=1)
+    ring = np.concatenate([r_max * np.exp(1j * theta), r_min * np.exp(-1j * theta)])
+    ax0.fill(ring.real, ring.imag, color="tab:blue", alpha=0.12, lw=0)
+    ax0.scatter(lam.real, lam.imag, c=shade, s=16, zorder=3)
+    ax0.set(aspect="equal", xlim=(-1.1, 1.1), ylim=(-1.1, 1.1), title="λ = exp(-exp ν + iφ)")
+    ax0.axhline(0, color="gray", lw=0.5)
+    ax0.axvline(0, color="gray", lw=0.5)
+    t = np.arange(1, T + 1)
+    for j in order:
+        ax1.semilogy(t, np.maximum(np.abs(z[:, j]), 1e-300), color=shade[j], lw=1)
+    ax1.set(xlabel="t (steps after the impulse)", ylabel="|z_t| from linear_scan",
+            ylim=(1e-8, 2), title="impulse responses |λ|^(t-1)")
+    ax1.grid(True, alpha=0.3)
+    slow, fast = order[-1], order[0]
+    ax2.plot(t, z[:, slow].real, color=shade[slow], lw=1.2, label=f"slowest, |λ| = {r[slow]:.3f}")
+    ax2.plot(t, z[:, fast].real, color=shade[fast], lw=1.2, ls="--", label=f"fastest, |λ| = {r[fast]:.3f}")
+    ax2.set(xlabel="t", ylabel="Re z_t", ylim=(-1.05, 1.05), title="oscillation: phase φ per step")
+    ax2.legend(fontsize=7, loc="lower right")
+    ax2.grid(True, alpha=0.3)
+    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
+
+    r_top = r[slow]
+    half_life = np.log(2) / -np.log(r_top) if r_top < 1 else np.inf
+    inside = bool(np.all(r < 1))
+    text = (f"{int(m)} eigenvalues, |λ| from {r.min():.3f} to {r.max():.3f}; all inside the unit circle: "
+            f"{'yes' if inside else 'NO'}; slowest mode: half-life {half_life:.1f} steps, "
+            f"|z_{T}| = {np.abs(z[-1, slow]):.2e}")
+    if swapped:
+        text += " (r_min > r_max: swapped)"
+    return fig, text
+
+
+def lru_explorer(lru_init, lru_eigenvalues, linear_scan):
+    controls = {
+        "r_min": _slider(0.8, 0.0, 0.999, 0.005, "r_min"),
+        "r_max": _slider(0.99, 0.0, 0.999, 0.001, "r_max"),
+        "max_phase": _slider(0.5, 0.0, float(np.round(2 * np.pi, 2)), 0.05, "max phase"),
+        "m": _slider(16, 1, 64, 1, "m", integer=True),
+    }
+    return Explorer(render_lru, controls, height="300px", columns=4,
+                    needs={"lru_init": lru_init, "lru_eigenvalues": lru_eigenvalues, "linear_scan": linear_scan},
+                    title="LRU eigenvalues and impulse responses")
+
+
+# ------------------------------------------------------------------------------ LSTM gates
+
+PULSES = (5, 30)
+
+
+def pulse_sequence(input_gain, T=60, seed=0):
+    """Inputs (T, 2): channel 0 holds pulses of height input_gain at PULSES, channel 1 weak noise."""
+    rng = np.random.default_rng(1000 + seed)
+    X = np.zeros((T, 2))
+    X[[p for p in PULSES if p < T], 0] = input_gain
+    X[:, 1] = 0.1 * rng.standard_normal(T)
+    return X
+
+
+def lstm_weights(m, n, forget_bias, seed=0):
+    rng = np.random.default_rng(seed)
+    W_ih = rng.standard_normal((4 * m, n))
+    W_hh = rng.standard_normal((4 * m, m)) / np.sqrt(m)
+    b_ih = 0.1 * rng.standard_normal(4 * m)
+    b_hh = np.zeros(4 * m)
+    b_hh[m:2 * m] = forget_bias
+    return W_ih, W_hh, b_ih, b_hh
+
+
+def lstm_gates(lstm_cell, X, W_ih, W_hh, b_ih, b_hh):
+    """Run lstm_cell over X (T, n) from zero states; return dict of (T, m) arrays i, f, o, c, h.
+
+    The gates at step t depend on (x_t, h_{t-1}) only, so they are read off the cell by two
+    probes with the g-rows of the weights replaced: with g = 0 and c = 1 the cell returns
+    c_new = f; with g = 1/2 and c = 0 it returns c_new = i/2 and h_new = o tanh(i/2).
+    """
+    m = W_hh.shape[1]
+    g_rows = slice(2 * m, 3 * m)
+    W_ih0, W_hh0, b_hh0 = W_ih.copy(), W_hh.copy(), b_hh.copy()
+    W_ih0[g_rows] = 0.0
+    W_hh0[g_rows] = 0.0
+    b_hh0[g_rows] = 0.0
+    b_zero, b_half = b_ih.copy(), b_ih.copy()
+    b_zero[g_rows] = 0.0
+    b_half[g_rows] = np.arctanh(0.5)
+    h, c = np.zeros(m), np.zeros(m)
+    out = {key: [] for key in ("i", "f", "o", "c", "h")}
+    for x in X:
+        _, f = lstm_cell(x, h, np.ones(m), W_ih0, W_hh0, b_zero, b_hh0)
+        h2, c2 = lstm_cell(x, h, np.zeros(m), W_ih0, W_hh0, b_half, b_hh0)
+        c2, h2 = np.asarray(c2, dtype=float), np.asarray(h2, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            o = np.where(np.abs(c2) > 1e-12, h2 / np.tanh(c2), np.nan)
+        h, c = lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh)
+        for key, value in zip(("i", "f", "o", "c", "h"), (2 * c2, f, o, c, h)):
+            out[key].append(np.asarray(value, dtype=float))
+    return {key: np.array(value) for key, value in out.items()}
+
+
+def render_lstm_gates(forget_bias, input_gain, seed, lstm_cell, m=8, T=60):
+    X = pulse_sequence(input_gain, T, seed)
+    gates = lstm_gates(lstm_cell, X, *lstm_weights(m, X.shape[1], forget_bias, seed))
+    fig, axes = plt.subplots(5, 1, figsize=(7.2, 5.6), dpi=80, sharex=True,
+                             gridspec_kw={"height_ratios": [0.6, 1, 1, 1, 0.8], "left": 0.1, "right": 0.9,
+                                          "top": 0.98, "bottom": 0.08, "hspace": 0.12})
+    axes[0].plot(X[:, 0], color="black", lw=1, label="pulses")
+    axes[0].plot(X[:, 1], color="gray", lw=0.6, label="noise")
+    axes[0].set_ylabel("x_t", fontsize=8)
+    for ax, key, name in zip(axes[1:4], "ifo", ("input i", "forget f", "output o")):
+        image = ax.imshow(gates[key].T, aspect="auto", vmin=0, vmax=1, cmap="viridis",
+                          interpolation="nearest", extent=(-0.5, T - 0.5, m - 0.5, -0.5))
+        ax.set_ylabel(f"{name}\nunit", fontsize=8)
+    top, bottom = axes[1].get_position(), axes[3].get_position()
+    fig.colorbar(image, cax=fig.add_axes([0.915, bottom.y0, 0.015, top.y1 - bottom.y0]))
+    p = PULSES[0]
+    carry = np.full(T, np.nan)  # mean over units of prod_{s=p+1}^{t} f_s = d c_t / d c_p along the cell path
+    carry[p:] = np.cumprod(np.vstack([np.ones(m), gates["f"][p + 1:]]), axis=0).mean(axis=1)
+    axes[4].semilogy(np.arange(T), carry, color="tab:red", lw=1.2)
+    axes[4].set_ylim(1e-6, 2)
+    axes[4].set_ylabel(f"∏ f since t={p}", fontsize=8)
+    axes[4].set_xlabel("t")
+    axes[4].grid(True, alpha=0.3)
+    for q in PULSES:
+        axes[0].axvline(q, color="gray", lw=0.6, ls=":")
+    for ax in axes:
+        ax.tick_params(labelsize=7)
+    text = (f"mean gates: i = {np.nanmean(gates['i']):.2f}, f = {np.nanmean(gates['f']):.2f}, "
+            f"o = {np.nanmean(gates['o']):.2f}; cell-path memory ∂c_{p + 10}/∂c_{p} = ∏ f over 10 steps "
+            f"(mean over units) = {carry[p + 10]:.3g}")
+    return fig, text
+
+
+def lstm_gate_explorer(lstm_cell):
+    controls = {
+        "forget_bias": _slider(0.0, -4.0, 6.0, 0.5, "forget-gate bias"),
+        "input_gain": _slider(3.0, 0.0, 6.0, 0.5, "pulse height"),
+        "seed": _slider(0, 0, 9, 1, "seed", integer=True),
+    }
+    return Explorer(render_lstm_gates, controls, needs={"lstm_cell": lstm_cell}, height="470px",
+                    title="LSTM gate activations over a sequence")

@@ -1,0 +1,118 @@
+"""The widgets of chapter 1, driven through their controls with the reference solutions and with stubs."""
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch01  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch01_perceptron")
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def numbers(text):
+    return [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", text)]
+
+
+def stepper(ref, **overrides):
+    needs = dict(perceptron_train=ref.perceptron_train, margin=ref.margin, novikoff_bound=ref.novikoff_bound)
+    needs.update(overrides)
+    return ch01.perceptron_stepper(**needs)
+
+
+def test_stepper_walks_through_the_updates(ref):
+    w = stepper(ref)
+    first = w.readout.value
+    assert first.startswith("update 1 of"), first
+    total = int(re.search(r"total updates (\d+)", first).group(1))
+    assert total >= 2
+    w.controls["update"].value = 2
+    assert w.readout.value.startswith(f"update 2 of {total}") and w.readout.value != first
+    w.controls["update"].value = 0
+    assert w.readout.value.startswith(f"before the first of {total} updates")
+    w.controls["update"].value = ch01.MAX_STEP  # beyond the last update: shows the last one
+    assert w.readout.value.startswith(f"update {total} of {total}")
+    assert w.last_figure is not None and w.last_render_seconds < 2.0
+
+
+def test_stepper_update_count_respects_novikoff_and_margin_slider_changes_the_data(ref):
+    w = stepper(ref)
+    seen = set()
+    for value in (0.4, 0.1, 0.02):
+        w.controls["data_margin"].value = value
+        text = w.readout.value
+        total = int(re.search(r"total updates (\d+)", text).group(1))
+        bound = float(re.search(r"Novikoff bound ([\d.]+)", text).group(1))
+        gamma = float(re.search(r"γ = ([\d.]+)", text).group(1))
+        assert 1 <= total <= bound, text
+        seen.add((total, bound, gamma))
+    bounds = [b for _, b, _ in sorted(seen, key=lambda item: -item[2])]
+    assert len(seen) == 3 and bounds == sorted(bounds), "a smaller margin should give a larger bound"
+    w.controls["seed"].value = 3
+    assert w.readout.value != text
+
+
+def test_stepper_history_matches_the_updates(ref):
+    X, y, _ = ch01.stepper_data(0.05, 2)
+    states, corrected, total = ch01.perceptron_history(ref.perceptron_train, X, y)
+    assert total == ref.perceptron_train(X, y)[2] == len(corrected) == len(states) - 1
+    w_end, b_end, _ = ref.perceptron_train(X, y)
+    assert np.allclose(states[-1][0], w_end) and states[-1][1] == b_end
+    for t in range(1, total + 1):  # each update corrects a point that the previous state got wrong
+        i = corrected[t - 1] % len(y)
+        w, b = states[t - 1]
+        assert y[i] * (X[i] @ w + b) <= 0
+        assert np.allclose(states[t][0], w + y[i] * X[i]) and states[t][1] == b + y[i]
+
+
+def test_stepper_names_the_missing_function(ref):
+    for name in ("perceptron_train", "margin", "novikoff_bound"):
+        w = stepper(ref, **{name: stub})
+        assert "not written yet" in w.readout.value and f"<b>{name}</b>" in w.readout.value, w.readout.value
+        assert w.last_figure is None
+
+
+def test_cover_slider_changes_the_readout(ref):
+    w = ch01.cover_explorer(cover_count=ref.cover_count)
+    first = w.readout.value
+    assert "n = 10" in first and "0.5000 at s = 2n" in first and "1.0000 at s = n" in first
+    w.controls["n"].value = 3
+    second = w.readout.value
+    assert second != first and "n = 3" in second and "0.5000 at s = 2n" in second
+    # the fraction at s = 4n drops as n grows
+    assert numbers(second)[-2] > numbers(first)[-2]
+    assert w.last_render_seconds < 2.0
+
+
+def test_cover_names_the_missing_function():
+    w = ch01.cover_explorer(cover_count=stub)
+    assert "not written yet" in w.readout.value and "<b>cover_count</b>" in w.readout.value
+
+
+def test_adaboost_rounds_change_the_readout(ref):
+    w = ch01.adaboost_explorer(adaboost_step=ref.adaboost_step)
+    first = w.readout.value
+    assert first.startswith("round 1:") and "training errors 6/24" in first
+    w.controls["rounds"].value = 5
+    fifth = w.readout.value
+    assert fifth.startswith("round 5:") and fifth != first
+    errors = int(re.search(r"ensemble training errors (\d+)/24", fifth).group(1))
+    assert errors < 6
+    w.controls["rounds"].value = ch01.MAX_ROUNDS
+    assert "ensemble training errors 0/24" in w.readout.value
+    assert w.last_render_seconds < 2.0
+
+
+def test_adaboost_names_the_missing_function():
+    w = ch01.adaboost_explorer(adaboost_step=stub)
+    assert "not written yet" in w.readout.value and "<b>adaboost_step</b>" in w.readout.value

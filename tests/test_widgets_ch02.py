@@ -1,0 +1,127 @@
+"""The widgets of ch02_universal_approximation: controls change the readout; missing functions are named."""
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from autograder.reference import load
+from dlcourse.widgets import ch02
+
+CHAPTER = "ch02_universal_approximation"
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load(CHAPTER)
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def _number(pattern, text):
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not in readout {text!r}"
+    return float(match.group(1))
+
+
+def test_interpolant_explorer_width_changes_sup_error(ref):
+    explorer = ch02.interpolant_explorer(relu_interpolant=ref.relu_interpolant, mlp_forward=ref.mlp_forward)
+    explorer.controls["target"].value = "sin(x)"
+    explorer.controls["width"].value = 4
+    first = explorer.readout.value
+    err4 = _number(r"sup error = ([0-9.e+-]+)", first)
+    assert "m = 4 hidden units" in first
+    explorer.controls["width"].value = 16
+    second = explorer.readout.value
+    err16 = _number(r"sup error = ([0-9.e+-]+)", second)
+    assert second != first and "m = 16 hidden units" in second
+    # smooth target: the error falls like 1/m^2 (h^2/8 max|f''|)
+    assert err16 < err4 / 8
+    assert err16 <= (2 * np.pi / 16) ** 2 / 8 + 1e-12
+    explorer.controls["target"].value = "|x|"
+    assert explorer.readout.value.startswith("<b>|x|</b>")
+    # 16 equal gaps on [-1, 1] put a knot at 0: |x| is represented exactly
+    assert _number(r"sup error = ([0-9.e+-]+)", explorer.readout.value) < 1e-12
+    explorer.controls["show_units"].value = False
+    assert explorer.last_figure is not None
+    assert explorer.last_render_seconds < 2.0
+
+
+def test_interpolant_explorer_names_missing_functions(ref):
+    explorer = ch02.interpolant_explorer(relu_interpolant=_stub, mlp_forward=ref.mlp_forward)
+    explorer.controls["width"].value = 5
+    assert "relu_interpolant" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+    def mlp_stub(X, W1, b1, W2, b2):
+        raise NotImplementedError()
+
+    explorer = ch02.interpolant_explorer(relu_interpolant=ref.relu_interpolant, mlp_forward=mlp_stub)
+    explorer.controls["width"].value = 5
+    assert "mlp_forward" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_regions_explorer_counts_against_zaslavsky(ref):
+    explorer = ch02.regions_explorer(activation_patterns=ref.activation_patterns,
+                                     zaslavsky_bound=ref.zaslavsky_bound)
+    explorer.controls["depth"].value = 1
+    explorer.controls["units"].value = 3
+    text = explorer.readout.value
+    count = _number(r"^(\d+) activation regions", text)
+    assert "ONE layer of 3 units in R²: 7" in text
+    assert 1 <= count <= 7
+    explorer.controls["units"].value = 8
+    text8 = explorer.readout.value
+    assert text8 != text and "ONE layer of 8 units in R²: 37" in text8
+    assert _number(r"^(\d+) activation regions", text8) <= 37
+    explorer.controls["seed"].value = 5
+    assert explorer.readout.value != text8
+    explorer.controls["depth"].value = 3
+    deep = explorer.readout.value
+    assert "one layer of all 24 units" in deep and "one layer only" in deep
+    # deep networks can exceed the one-layer bound
+    assert _number(r"^(\d+) activation regions", deep) > 37
+
+
+def test_regions_explorer_names_missing_functions(ref):
+    explorer = ch02.regions_explorer(activation_patterns=_stub, zaslavsky_bound=ref.zaslavsky_bound)
+    explorer.controls["units"].value = 4
+    assert "activation_patterns" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+    def zaslavsky_stub(m, n):
+        raise NotImplementedError()
+
+    explorer = ch02.regions_explorer(activation_patterns=ref.activation_patterns, zaslavsky_bound=zaslavsky_stub)
+    explorer.controls["units"].value = 4
+    assert "zaslavsky_bound" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_stacked_layer_gives_concatenated_patterns():
+    layers = ch02.random_relu_layers(4, 3, seed=1)
+    points = np.random.default_rng(0).uniform(-3, 3, (50, 2))
+    W_block, b_block, stacked, pre = ch02.stacked_layer(layers, points)
+    assert W_block.shape == (12, 2 + 4 + 4) and stacked.shape == (50, 10)
+    np.testing.assert_allclose(stacked @ W_block.T + b_block, pre)
+
+
+def test_sawtooth_explorer_doubles_pieces(ref):
+    explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant,
+                                      count_linear_pieces=ref.count_linear_pieces)
+    for depth in (2, 5):
+        explorer.controls["depth"].value = depth
+        text = explorer.readout.value
+        pieces = 2 ** depth
+        assert f"has {pieces} pieces" in text
+        assert f"has {pieces} units and count_linear_pieces finds {pieces} pieces" in text
+
+
+def test_sawtooth_explorer_names_missing_function(ref):
+    explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant, count_linear_pieces=_stub)
+    explorer.controls["depth"].value = 4
+    assert "count_linear_pieces" in explorer.readout.value and "not written yet" in explorer.readout.value

@@ -1,0 +1,75 @@
+"""The widgets of ch03_backprop: controls change the readout; unfinished exercises are named."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch03  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch03_backprop")
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+class _StubValue:
+    """What the release gives: a constructor, and operations that raise."""
+
+    def __init__(self, data, _prev=()):
+        self.data, self.grad, self._prev = float(data), 0.0, tuple(_prev)
+
+    def __mul__(self, other):
+        raise NotImplementedError()
+
+
+def test_backprop_graph_readout_walks_the_backward_pass(ref):
+    explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=ref.topological_order)
+    first = explorer.readout.value
+    assert "step 0/10" in first and "[-1.5, 1, 0.5]" in first
+    explorer.controls["step"].value = 3
+    third = explorer.readout.value
+    assert third != first and "step 3/10" in third
+    explorer.controls["step"].value = ch03.N_NAMED
+    assert "node x" in explorer.readout.value and "dL/dx = -1.5" in explorer.readout.value
+    explorer.controls["w"].value = 1.0
+    changed = explorer.readout.value
+    assert changed != third and "[-1.5, 1, 0.5]" not in changed
+    assert explorer.last_render_seconds < 2.0
+
+
+def test_backprop_graph_gradient_matches_closed_form(ref):
+    _, text = ch03.render_backprop_graph(1.5, 0.5, -1.0, 10, Value=ref.Value,
+                                         topological_order=ref.topological_order)
+    grads, closed = text.split("= [")[-2].split("]")[0], text.split("= [")[-1].split("]")[0]
+    assert grads == closed
+
+
+def test_backprop_graph_names_missing_functions(ref):
+    explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=_stub)
+    assert "topological_order" in explorer.readout.value and "not written yet" in explorer.readout.value
+    explorer = ch03.backprop_graph_explorer(Value=_StubValue, topological_order=ref.topological_order)
+    assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_mode_cost_readout_counts_passes(ref):
+    explorer = ch03.mode_cost_explorer(jvp=ref.jvp, Value=ref.Value)
+    first = explorer.readout.value
+    assert "n = 16: forward mode 16 passes" in first and "reverse mode 2 passes" in first
+    explorer.controls["n"].value = 40
+    second = explorer.readout.value
+    assert second != first and "forward mode 40 passes" in second
+    assert "operation ratio 20.0" in second
+    assert "gradient| = " in second and float(second.rsplit("= ", 1)[1]) < 1e-12
+
+
+def test_mode_cost_names_missing_functions(ref):
+    explorer = ch03.mode_cost_explorer(jvp=_stub, Value=ref.Value)
+    assert "jvp" in explorer.readout.value and "not written yet" in explorer.readout.value
+    explorer = ch03.mode_cost_explorer(jvp=ref.jvp, Value=_StubValue)
+    assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value

@@ -1,0 +1,144 @@
+"""The widgets of ch04_cnn: controls change the readout; missing functions are named."""
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from autograder.reference import load
+from dlcourse.widgets import ch04
+
+CHAPTER = "ch04_cnn"
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load(CHAPTER)
+
+
+def _stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def _number(pattern, text):
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not in readout {text!r}"
+    return float(match.group(1))
+
+
+def _shape(text):
+    match = re.search(r"output shape (\d+)×(\d+)", text)
+    assert match, f"no output shape in readout {text!r}"
+    return int(match.group(1)), int(match.group(2))
+
+
+def test_kernel_explorer_stride_and_padding_change_the_output_shape(ref):
+    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=ref.conv_output_size)
+    first = explorer.readout.value
+    assert _shape(first) == (6, 6) and "agrees with conv_output_size: 6×6" in first
+    explorer.controls["padding"].value = 1
+    assert _shape(explorer.readout.value) == (8, 8)
+    explorer.controls["stride"].value = 2
+    second = explorer.readout.value
+    assert _shape(second) == (4, 4) and "agrees with" in second
+    explorer.controls["padding"].value = 3
+    explorer.controls["stride"].value = 3
+    assert _shape(explorer.readout.value) == (4, 4)  # floor((8 + 6 - 3) / 3) + 1
+    assert explorer.last_figure is not None
+    assert explorer.last_render_seconds < 2.0
+
+
+def test_kernel_explorer_kernels_and_custom_sliders(ref):
+    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=ref.conv_output_size)
+    explorer.controls["kernel"].value = "blur"
+    blur = explorer.readout.value
+    low, high = _number(r"range \[([-0-9.e+]+),", blur), _number(r", ([-0-9.e+]+)\]", blur)
+    assert 0 <= low <= high <= 1 + 1e-12  # an average of pixels in [0, 1]
+    explorer.controls["kernel"].value = "custom"
+    identity = explorer.readout.value  # the sliders start at the identity kernel
+    assert _number(r", ([-0-9.e+]+)\]", identity) == pytest.approx(1.0, abs=1e-3)
+    explorer.controls["k11"].value = 2.0
+    doubled = explorer.readout.value
+    assert doubled != identity
+    assert _number(r", ([-0-9.e+]+)\]", doubled) == pytest.approx(2.0, abs=1e-3)
+    assert "custom kernel" in doubled
+    explorer.controls["digit"].value = 17
+    assert explorer.readout.value != doubled and "digit #17 (label" in explorer.readout.value
+
+
+def test_kernel_explorer_flags_a_wrong_output_size(ref):
+    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=lambda n, k, p=0, s=1: n - k)
+    assert "DISAGREES with conv_output_size: 5×5" in explorer.readout.value
+
+
+def test_kernel_explorer_names_missing_functions(ref):
+    explorer = ch04.kernel_explorer(conv2d=_stub, conv_output_size=ref.conv_output_size)
+    assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=_stub)
+    explorer.controls["stride"].value = 2
+    assert "conv_output_size" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_shift_explorer_is_exact_inside_the_canvas_and_not_across_the_border(ref):
+    explorer = ch04.shift_explorer(conv2d=ref.conv2d)
+    first = explorer.readout.value
+    assert "(dx, dy) = (2, 0)" in first
+    assert _number(r"= ([0-9.e+-]+) \(", first) < 1e-12
+    explorer.controls["dy"].value = -1
+    assert "(dx, dy) = (2, -1)" in explorer.readout.value
+    assert _number(r"= ([0-9.e+-]+) \(", explorer.readout.value) < 1e-12
+    explorer.controls["dx"].value = 7  # the digit wraps around the right border
+    wrapped = explorer.readout.value
+    assert _number(r"= ([0-9.e+-]+) \(", wrapped) > 0.1 and "wrapped" in wrapped
+    explorer.controls["kernel"].value = "blur"
+    assert "kernel blur" in explorer.readout.value
+    assert explorer.last_render_seconds < 2.0
+
+
+def test_shift_explorer_names_missing_conv2d():
+    explorer = ch04.shift_explorer(conv2d=_stub)
+    assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_shift_images_moves_without_wrapping():
+    X = np.arange(16.0).reshape(1, 4, 4)
+    moved = ch04.shift_images(X, 1, 0)
+    assert np.array_equal(moved[0, :, 1:], X[0, :, :3]) and not moved[0, :, 0].any()
+    moved = ch04.shift_images(X, -2, 1)
+    assert np.array_equal(moved[0, 1:, :2], X[0, :3, 2:]) and not moved[0, 0].any()
+    assert not ch04.shift_images(X, 4, 0).any()
+
+
+def test_feature_map_explorer_trains_once_and_follows_the_controls(ref):
+    explorer = ch04.feature_map_explorer(build_digits_cnn=ref.build_digits_cnn)
+    first = explorer.readout.value
+    assert _number(r"test accuracy ([0-9.]+)%", first) >= 95.0
+    assert "filter 0:" in first and "feature map 8×8" in first
+    assert explorer.controls["filter"].max == 7  # the reference's first layer has 8 filters
+    explorer.controls["filter"].value = 5
+    second = explorer.readout.value
+    assert "filter 5:" in second and second != first
+    explorer.controls["digit"].value = 11
+    third = explorer.readout.value
+    assert "digit #11:" in third
+    assert explorer.last_render_seconds < 2.0  # trained once, cached
+
+
+def test_feature_map_explorer_names_missing_build_digits_cnn():
+    explorer = ch04.feature_map_explorer(build_digits_cnn=_stub)
+    assert "build_digits_cnn" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_train_digits_recipe_is_deterministic(ref):
+    import torch
+    accuracies = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        accuracies.append(ch04.train_digits_recipe(ref.build_digits_cnn(), epochs=2))
+    assert accuracies[0] == accuracies[1]
+    assert 0.0 <= accuracies[0] <= 1.0

@@ -1,0 +1,114 @@
+"""The widgets of chapter 5 respond to their controls and name unfinished functions."""
+import re
+
+import matplotlib
+import numpy as np
+import pytest
+
+matplotlib.use("Agg")
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch05  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch05_rnn")
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def numbers(text):
+    return [float(x) for x in re.findall(r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?", text)]
+
+
+def test_gradient_norms_follow_sigma(ref):
+    explorer = ch05.gradient_norm_explorer(jacobian_norms=ref.jacobian_norms)
+    assert "first/last norm" in explorer.readout.value
+    explorer.controls["input_scale"].value = 0.0
+    explorer.controls["T"].value = 40
+    explorer.controls["sigma"].value = 0.8
+    vanishing = explorer.readout.value
+    assert "vanishing" in vanishing
+    explorer.controls["sigma"].value = 1.3
+    exploding = explorer.readout.value
+    assert "exploding" in exploding and exploding != vanishing
+    # zero inputs: the ratio is exactly the bound sigma^(T-1)
+    _, text = ch05.render_gradient_norms(1.3, 40, 0.0, 0, jacobian_norms=ref.jacobian_norms)
+    ratio = float(re.search(r"= ([0-9.e+-]+) \(", text).group(1))
+    assert ratio == pytest.approx(1.3 ** 39, rel=1e-2)
+    # saturation pulls the norms down
+    explorer.controls["input_scale"].value = 2.0
+    assert explorer.readout.value != exploding
+    assert explorer.last_figure is not None
+
+
+def test_gradient_norms_names_missing_function():
+    explorer = ch05.gradient_norm_explorer(jacobian_norms=stub)
+    assert "jacobian_norms" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_lru_explorer_moves_with_ring(ref):
+    explorer = ch05.lru_explorer(lru_init=ref.lru_init, lru_eigenvalues=ref.lru_eigenvalues,
+                                 linear_scan=ref.linear_scan)
+    first = explorer.readout.value
+    assert "inside the unit circle: yes" in first
+    explorer.controls["r_min"].value = 0.5
+    explorer.controls["r_max"].value = 0.6
+    short = explorer.readout.value
+    assert short != first
+    explorer.controls["r_max"].value = 0.999
+    long = explorer.readout.value
+    half_life = lambda text: float(re.search(r"half-life ([0-9.]+)", text).group(1))  # noqa: E731
+    assert half_life(long) > 10 * half_life(short)
+    explorer.controls["m"].value = 3
+    assert explorer.readout.value.startswith("3 eigenvalues")
+    # moduli reported within the ring
+    explorer.controls["r_min"].value = 0.9
+    explorer.controls["r_max"].value = 0.95
+    lo, hi = numbers(explorer.readout.value.split("|λ| from")[1])[:2]
+    assert 0.9 <= lo <= hi <= 0.95
+
+
+@pytest.mark.parametrize("missing", ["lru_init", "lru_eigenvalues", "linear_scan"])
+def test_lru_explorer_names_missing_function(ref, missing):
+    needs = {"lru_init": ref.lru_init, "lru_eigenvalues": ref.lru_eigenvalues, "linear_scan": ref.linear_scan}
+    needs[missing] = stub
+    explorer = ch05.lru_explorer(**needs)
+    assert missing in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_lstm_gates_follow_forget_bias(ref):
+    explorer = ch05.lstm_gate_explorer(lstm_cell=ref.lstm_cell)
+    explorer.controls["forget_bias"].value = -2.0
+    low = explorer.readout.value
+    explorer.controls["forget_bias"].value = 5.0
+    high = explorer.readout.value
+    assert low != high
+    f_low = float(re.search(r"f = ([0-9.]+)", low).group(1))
+    f_high = float(re.search(r"f = ([0-9.]+)", high).group(1))
+    assert f_low < 0.3 < 0.9 < f_high
+    memory = lambda text: float(text.rsplit("=", 1)[1])  # noqa: E731
+    assert memory(low) < 1e-3 < 0.5 < memory(high)
+
+
+def test_lstm_gate_probes_recover_the_gates(ref):
+    m, n = 4, 2
+    W_ih, W_hh, b_ih, b_hh = ch05.lstm_weights(m, n, 1.0, seed=3)
+    X = ch05.pulse_sequence(2.0, T=12, seed=3)
+    gates = ch05.lstm_gates(ref.lstm_cell, X, W_ih, W_hh, b_ih, b_hh)
+    h = np.zeros(m)
+    for t, x in enumerate(X):
+        a = W_ih @ x + b_ih + W_hh @ h + b_hh
+        sig = 1 / (1 + np.exp(-a))
+        np.testing.assert_allclose(gates["i"][t], sig[:m], rtol=1e-8)
+        np.testing.assert_allclose(gates["f"][t], sig[m:2 * m], rtol=1e-8)
+        np.testing.assert_allclose(gates["o"][t], sig[3 * m:], rtol=1e-6)
+        h = gates["h"][t]
+
+
+def test_lstm_gates_names_missing_function():
+    explorer = ch05.lstm_gate_explorer(lstm_cell=stub)
+    assert "lstm_cell" in explorer.readout.value and "not written yet" in explorer.readout.value

@@ -1,0 +1,131 @@
+"""The widgets of chapter 6 react to their controls and name unfinished exercises."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+
+from autograder.reference import load
+from dlcourse.widgets import ch06
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch06_transformers")
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def fake_record(n_examples=3, n_heads=2, n_layers=2, T=8, d_head=4, seed=0):
+    """A record shaped like the notebook's: random Q, K, V and their softmax weights."""
+    rng = np.random.default_rng(seed)
+    record = {"Q": [], "K": [], "V": [], "weights": []}
+    for _ in range(n_layers):
+        Q, K, V = (rng.normal(size=(n_examples, n_heads, T, d_head)) for _ in range(3))
+        S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d_head)
+        W = np.exp(S - S.max(-1, keepdims=True))
+        record["Q"].append(Q)
+        record["K"].append(K)
+        record["V"].append(V)
+        record["weights"].append(W / W.sum(-1, keepdims=True))
+    tokens = rng.integers(0, 10, size=(n_examples, T))
+    record.update(tokens=tokens, targets=tokens[:, ::-1], predictions=tokens[:, ::-1].copy())
+    return record
+
+
+def test_attention_explorer_reacts_to_query_temperature_and_mask(ref):
+    w = ch06.attention_explorer(scaled_dot_product_attention=ref.scaled_dot_product_attention,
+                                causal_mask=ref.causal_mask)
+    first = w.readout.value
+    assert "query “it”" in first and "top-attended word “animal”" in first, first
+    w.controls["temperature"].value = 0.2
+    sharp = w.readout.value
+    assert sharp != first
+    weight = lambda text: float(text.split("with weight ")[1].split(";")[0])
+    assert weight(sharp) > weight(first)          # a lower temperature sharpens the attention
+    w.controls["query"].value = ch06.SENTENCE.index("tired")
+    assert "query “tired”" in w.readout.value
+    w.controls["causal"].value = True
+    assert "causal mask" in w.readout.value
+    w.controls["query"].value = 0                 # the first word can only attend to itself
+    assert "with weight 1.000" in w.readout.value
+    assert w.last_figure is not None and w.last_render_seconds < 2
+
+
+def test_attention_explorer_names_missing_functions(ref):
+    w = ch06.attention_explorer(scaled_dot_product_attention=stub, causal_mask=ref.causal_mask)
+    assert "scaled_dot_product_attention" in w.readout.value and "not written yet" in w.readout.value
+    w = ch06.attention_explorer(scaled_dot_product_attention=ref.scaled_dot_product_attention, causal_mask=stub)
+    assert "top-attended" in w.readout.value      # causal_mask is only needed once the box is ticked
+    w.controls["causal"].value = True
+    assert "causal_mask" in w.readout.value and "not written yet" in w.readout.value
+
+
+def test_positional_encoding_explorer(ref):
+    w = ch06.positional_encoding_explorer(positional_encoding=ref.positional_encoding)
+    first = w.readout.value
+    assert "T = 48, d = 32" in first and "‖PE[10]‖² = 16.00" in first, first
+    error = float(first.rsplit("= ", 1)[1])
+    assert error < 1e-10                          # even d: similarity depends on the offset only
+    w.controls["d"].value = 64
+    assert "‖PE[10]‖² = 32.00" in w.readout.value
+    w.controls["position"].value = 127            # clamped to T - 1
+    assert "‖PE[47]‖²" in w.readout.value
+    w.controls["T"].value = 20
+    assert "T = 20" in w.readout.value and "PE[19]" in w.readout.value
+    w.controls["d"].value = 7                     # odd d: the lone sine column breaks exact shift invariance
+    assert float(w.readout.value.rsplit("= ", 1)[1]) > 1e-6
+
+
+def test_positional_encoding_explorer_names_missing_function():
+    w = ch06.positional_encoding_explorer(positional_encoding=stub)
+    assert "positional_encoding" in w.readout.value and "not written yet" in w.readout.value
+
+
+def test_nadaraya_watson_explorer(ref):
+    w = ch06.nadaraya_watson_explorer(nadaraya_watson=ref.nadaraya_watson)
+    mse = lambda: float(w.readout.value.split("MSE ")[1].split()[0])
+    assert "gaussian kernel, bandwidth 0.50" in w.readout.value, w.readout.value
+    middle = mse()
+    w.controls["bandwidth"].value = 3.0           # over-smoothing
+    assert mse() > middle
+    for kernel in ("boxcar", "triangular", "epanechnikov"):
+        w.controls["kernel"].value = kernel
+        assert f"{kernel} kernel" in w.readout.value and "nan" not in w.readout.value
+        w.controls["bandwidth"].value = 0.1       # every query still has a key within the bandwidth
+        assert np.isfinite(mse())
+        w.controls["bandwidth"].value = 3.0
+    assert w.last_render_seconds < 2
+
+
+def test_nadaraya_watson_explorer_names_missing_function():
+    w = ch06.nadaraya_watson_explorer(nadaraya_watson=stub)
+    assert "nadaraya_watson" in w.readout.value and "not written yet" in w.readout.value
+
+
+def test_transformer_attention_explorer(ref):
+    record = fake_record()
+    w = ch06.transformer_attention_explorer(record, scaled_dot_product_attention=ref.scaled_dot_product_attention)
+    first = w.readout.value
+    assert first.startswith("layer 2, head 1, example 0") and "8/8 right" in first, first
+    assert float(first.rsplit("at most ", 1)[1]) < 1e-12
+    w.controls["head"].value = 1
+    w.controls["example"].value = 2
+    assert w.readout.value.startswith("layer 2, head 2, example 2") and w.readout.value != first
+    w.controls["layer"].value = 0
+    assert w.readout.value.startswith("layer 1")
+
+
+def test_transformer_attention_explorer_names_missing_function():
+    w = ch06.transformer_attention_explorer(fake_record(), scaled_dot_product_attention=stub)
+    assert "scaled_dot_product_attention" in w.readout.value and "not written yet" in w.readout.value
+
+
+def test_toy_sentence_attention_is_meaningful(ref):
+    words, Q, K, V = ch06.toy_sentence_qkv()
+    _, weights = ref.scaled_dot_product_attention(Q, K, V)
+    top = {words[i]: words[int(np.argmax(weights[i]))] for i in range(len(words))}
+    assert top["it"] == "animal" and top["cross"] == "animal"

@@ -1,0 +1,119 @@
+"""Widgets of ch07_gnn: driven with the reference solutions, and with unfinished (stub) functions."""
+from __future__ import annotations
+
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch07  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch07_gnn")
+
+
+def _stub(name):
+    def stub(*args, **kwargs):
+        raise NotImplementedError()
+    stub.__name__ = name
+    return stub
+
+
+def _number(pattern, text):
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not found in readout {text!r}"
+    return float(match.group(1))
+
+
+def test_karate_graph_is_fixed():
+    A, factions, pos = ch07.karate_graph()
+    assert A.shape == (34, 34) and factions.shape == (34,) and pos.shape == (34, 2)
+    assert ch07.karate_graph()[2] is pos  # the layout is computed once
+
+
+def test_laplacian_modes(ref):
+    explorer = ch07.laplacian_modes_explorer(laplacian=ref.laplacian)
+    first = explorer.readout.value
+    assert "eigenvector 1 of 34" in first and "eigenvalue" in first
+    low_crossings = _number(r"(\d+) of 78 edges", first)
+    explorer.controls["index"].value = 0
+    assert abs(_number(r"λ = (-?[\d.]+)", explorer.readout.value)) < 1e-9
+    assert _number(r"(\d+) of 78 edges", explorer.readout.value) == 0  # the constant vector
+    explorer.controls["index"].value = 33
+    top = explorer.readout.value
+    assert top != first
+    assert _number(r"λ = ([\d.]+)", top) > _number(r"λ = ([\d.]+)", first)
+    assert _number(r"(\d+) of 78 edges", top) > low_crossings
+    explorer.controls["normalized"].value = True
+    assert _number(r"λ = ([\d.]+)", explorer.readout.value) <= 2.0 + 1e-9
+    assert explorer.last_figure is not None
+
+
+def test_laplacian_modes_stub():
+    explorer = ch07.laplacian_modes_explorer(laplacian=_stub("laplacian"))
+    assert "laplacian" in explorer.readout.value and "not written yet" in explorer.readout.value
+    explorer.controls["index"].value = 5
+    assert "laplacian" in explorer.readout.value
+
+
+def test_oversmoothing(ref):
+    explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency,
+                                           dirichlet_energy=ref.dirichlet_energy)
+    first = explorer.readout.value
+    assert "depth k = 0" in first and "100.00% of depth 0" in first
+    e0 = _number(r"features ([\d.e+-]+) \(", first)
+    explorer.controls["depth"].value = 10
+    later = explorer.readout.value
+    assert later != first and "depth k = 10" in later
+    e10 = _number(r"features ([\d.e+-]+) \(", later)
+    assert e10 < 0.01 * e0  # over-smoothing: the energy collapses
+    explorer.controls["depth"].value = 40
+    assert _number(r"features ([\d.e+-]+) \(", explorer.readout.value) < e10
+
+
+@pytest.mark.parametrize("missing", ["normalized_adjacency", "dirichlet_energy"])
+def test_oversmoothing_stub(ref, missing):
+    needs = {"normalized_adjacency": ref.normalized_adjacency, "dirichlet_energy": ref.dirichlet_energy}
+    needs[missing] = _stub(missing)
+    explorer = ch07.oversmoothing_explorer(**needs)
+    assert missing in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_karate_gcn(ref):
+    explorer = ch07.karate_gcn_explorer(normalized_adjacency=ref.normalized_adjacency)
+    first = explorer.readout.value
+    assert first.startswith("epoch 0:") and "accuracy" in first
+    explorer.controls["epoch"].value = ch07.GCN_EPOCHS
+    last = explorer.readout.value
+    assert last != first
+    assert _number(r"accuracy ([\d.]+)%", last) >= 90.0
+    assert _number(r"training loss ([\d.]+)", last) < _number(r"training loss ([\d.]+)", first)
+
+
+def test_karate_gcn_with_custom_trainer(ref):
+    calls = []
+
+    def train(Ahat, labels, labelled, epochs):
+        calls.append(np.array(Ahat))
+        probs = np.tile(np.eye(2)[np.asarray(labels)], (epochs + 1, 1, 1)).astype(float)
+        return {"probs": probs, "loss": np.linspace(1.0, 0.1, epochs + 1)}
+
+    explorer = ch07.karate_gcn_explorer(normalized_adjacency=ref.normalized_adjacency, train_gcn=train,
+                                        epochs=5)
+    assert "accuracy 100.0%" in explorer.readout.value
+    explorer.controls["epoch"].value = 3
+    assert explorer.readout.value.startswith("epoch 3:")
+    assert len(calls) == 1  # trained once, replayed afterwards
+    np.testing.assert_allclose(calls[0], ref.normalized_adjacency(ch07.karate_graph()[0]))
+
+
+def test_karate_gcn_stub():
+    explorer = ch07.karate_gcn_explorer(normalized_adjacency=_stub("normalized_adjacency"))
+    assert "normalized_adjacency" in explorer.readout.value and "not written yet" in explorer.readout.value

@@ -1,0 +1,99 @@
+"""The widgets of ch08_tricks: controls change the readout; unwritten functions are named."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch08  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch08_tricks")
+
+
+def stub(*args, **kwargs):
+    raise NotImplementedError()
+
+
+def test_activation_stats_explorer(ref):
+    ex = ch08.activation_stats_explorer(activation_stds=ref.activation_stds)
+    first = ex.readout.value
+    assert "std at layer 20" in first and "he + relu" in first
+    ex.controls["depth"].value = 5
+    assert "std at layer 5" in ex.readout.value
+    before = ex.readout.value
+    ex.controls["scheme"].value = "lecun"
+    assert ex.readout.value != before and "lecun + relu" in ex.readout.value
+    before = ex.readout.value
+    ex.controls["activation"].value = "tanh"
+    assert ex.readout.value != before and "lecun + tanh" in ex.readout.value
+    assert ex.last_figure is not None
+
+
+def test_activation_stats_relu_decays_without_he(ref):
+    fig, text = ch08.render_activation_stats("lecun", "relu", 30, activation_stds=ref.activation_stds)
+    last = float(text.split("<b>")[1].split("</b>")[0])
+    assert last < 1e-3  # a factor sqrt(2) lost per layer
+
+
+def test_activation_stats_names_missing_function():
+    ex = ch08.activation_stats_explorer(activation_stds=stub)
+    assert "activation_stds" in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_optimizer_race(ref):
+    ex = ch08.optimizer_race(sgd_momentum_step=ref.sgd_momentum_step, adam_step=ref.adam_step)
+    first = ex.readout.value
+    assert "final loss after 50 steps" in first and "SGD" in first and "Adam" in first
+    ex.controls["momentum"].value = 0.5
+    assert ex.readout.value != first and "momentum 0.50" in ex.readout.value
+    before = ex.readout.value
+    ex.controls["lr"].value = 0.1  # above 2 / 25: plain SGD diverges
+    assert ex.readout.value != before and "SGD: diverged" in ex.readout.value
+    before = ex.readout.value
+    ex.controls["adam_lr"].value = 0.05
+    assert ex.readout.value != before
+    ex.controls["steps"].value = 100
+    assert "after 100 steps" in ex.readout.value
+
+
+def test_optimizer_race_momentum_beats_sgd(ref):
+    _, text = ch08.render_optimizer_race(0.03, 0.8, 0.3, 50, sgd_momentum_step=ref.sgd_momentum_step,
+                                         adam_step=ref.adam_step)
+    losses = dict(part.split(": ") for part in text.split(" — ")[1].split(", "))
+    assert float(losses["momentum 0.80"]) < float(losses["SGD"])
+
+
+@pytest.mark.parametrize("missing", ["sgd_momentum_step", "adam_step"])
+def test_optimizer_race_names_missing_function(ref, missing):
+    needs = {"sgd_momentum_step": ref.sgd_momentum_step, "adam_step": ref.adam_step, missing: stub}
+    ex = ch08.optimizer_race(**needs)
+    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_targets_explorer(ref):
+    ex = ch08.targets_explorer(cross_entropy=ref.cross_entropy, distillation_loss=ref.distillation_loss)
+    first = ex.readout.value
+    assert "teacher entropy" in first and "target entropy" in first
+    ex.controls["temperature"].value = 10.0
+    hot = ex.readout.value
+    assert hot != first
+    ex.controls["temperature"].value = 0.5
+    cold = ex.readout.value
+
+    def teacher_entropy(text):
+        return float(text.split("teacher entropy ")[1].split(" ")[0])
+    assert teacher_entropy(hot) > teacher_entropy(cold)  # a higher temperature flattens p
+    before = ex.readout.value
+    ex.controls["smoothing"].value = 0.5
+    assert ex.readout.value != before and "ε = 0.5" in ex.readout.value
+
+
+@pytest.mark.parametrize("missing", ["cross_entropy", "distillation_loss"])
+def test_targets_names_missing_function(ref, missing):
+    needs = {"cross_entropy": ref.cross_entropy, "distillation_loss": ref.distillation_loss, missing: stub}
+    ex = ch08.targets_explorer(**needs)
+    assert missing in ex.readout.value and "not written yet" in ex.readout.value
