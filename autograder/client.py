@@ -12,6 +12,7 @@ the sandbox's copies after the call, so mutation is observable as in a local cal
 """
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import pwd
@@ -55,6 +56,23 @@ class RemoteError(Exception):
         return self.args[0]
 
 
+_BUILTIN_ERRORS = {name: cls for name, cls in vars(builtins).items()
+                   if isinstance(cls, type) and issubclass(cls, Exception) and cls is not Exception}
+_ERROR_CLASSES: dict[str, type] = {}
+
+
+def remote_error(type_name: str, message: str) -> RemoteError:
+    """A RemoteError that is also an instance of the builtin exception of that name, if any,
+    so that ``except ValueError`` in a test cell catches the student's ValueError."""
+    base = _BUILTIN_ERRORS.get(type_name)
+    if base is None:
+        return RemoteError(type_name, message)
+    cls = _ERROR_CLASSES.get(type_name)
+    if cls is None:
+        cls = _ERROR_CLASSES[type_name] = type(f"Remote{type_name}", (RemoteError, base), {})
+    return cls(type_name, message)
+
+
 class Sandbox:
     def __init__(self, limits: dict | None = None, preload: tuple = ()):
         self.limits = {**DEFAULT_LIMITS, **(limits or {})}
@@ -65,6 +83,7 @@ class Sandbox:
         self.handles: dict[int, "Handle"] = {}
         self.deadline = None
         self.dead: SandboxError | None = None
+        self.callback_depth = 0  # >0 while the student's code is calling back into a test's function
 
     # -- life cycle ----------------------------------------------------------
     def start(self) -> "Sandbox":
@@ -195,6 +214,7 @@ class Sandbox:
         dec = self.decoder(buffers)
         function = self.callbacks[header["id"]]
         enc = self.encoder()
+        self.callback_depth += 1
         try:
             value = function(*dec(header.get("args", [])), **dec(header.get("kwargs", {})))
             fields = {"ok": True, "value": enc(value)}
@@ -202,12 +222,14 @@ class Sandbox:
             raise
         except Exception as exc:  # noqa: BLE001 - the test's own function failed
             fields = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self.callback_depth -= 1
         wire.send(self.sock, {"reply": True, **fields}, enc)
 
     @staticmethod
     def _raise(reply):
         error = reply.get("error") or {}
-        raise RemoteError(str(error.get("type", "Error")), str(error.get("message", "")))
+        raise remote_error(str(error.get("type", "Error")), str(error.get("message", "")))
 
     # -- what the grader uses ------------------------------------------------
     def run_cell(self, code: str, name: str, seconds: float | None = None) -> dict | None:
@@ -223,7 +245,8 @@ class Sandbox:
 
     def call(self, target, args, kwargs):
         from dlcourse import testing
-        monitors = [list(m) for m in testing._monitors]
+        # calls made from inside a callback run under the outer call's watch already
+        monitors = [] if self.callback_depth else [list(m) for m in testing._monitors]
         enc = self.encoder()
         message = {"op": "call", "target": enc(target), "args": enc(list(args)), "kwargs": enc(kwargs),
                    "monitors": monitors}

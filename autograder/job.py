@@ -60,6 +60,7 @@ class Runner:
         self.budget_end, self.starts, self.max_starts = budget_end, 0, max_starts
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
+        self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
 
     def ready(self) -> Sandbox | None:
         if self.box is not None and self.box.dead is None:
@@ -70,18 +71,22 @@ class Runner:
         while self.starts < self.max_starts and time.monotonic() < self.budget_end:
             self.starts += 1
             box = Sandbox(self.limits, self.preload).start()
+            current = "prelude"
             try:
                 box.run_cell(PRELUDE, "prelude")
                 for name, code in self.cells:
+                    if name in self.fatal:
+                        continue
+                    current = name
                     seconds = min(self.limits["cell_seconds"], max(1.0, self.budget_end - time.monotonic()))
                     error = box.run_cell(code, name, seconds)
-                    if error and self.starts == 1:
+                    if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"
                 self.box = box
                 return box
             except SandboxError as exc:
-                if self.starts == 1:
-                    self.cell_errors["(running the notebook)"] = LIMIT_MESSAGES.get(exc.kind, str(exc))
+                self.fatal.add(current)
+                self.cell_errors[current] = LIMIT_MESSAGES.get(exc.kind, str(exc)) + " (skipped when re-running)"
                 box.close()
         return None
 
