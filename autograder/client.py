@@ -399,7 +399,12 @@ class Handle:
     __neg__, __pos__, __abs__ = _forward("neg"), _forward("pos"), _forward("abs")
     __lt__, __le__, __gt__, __ge__ = _forward("lt"), _forward("le"), _forward("gt"), _forward("ge")
     __getitem__, __contains__ = _forward("getitem"), _forward("contains")
-    __float__, __int__, __bool__, __len__ = _forward("float"), _forward("int"), _forward("bool"), _forward("len")
+    __float__, __int__, __len__ = _forward("float"), _forward("int"), _forward("len")
+
+    def __bool__(self):
+        # a verdict never rests on an object's own idea of its truth: only data is true or false
+        raise TypeError(f"a {self._type_name} object was returned where a value (True/False, a number, "
+                        f"an array) was expected")
 
     def __iter__(self):
         return iter(_forward("list")(self))

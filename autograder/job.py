@@ -144,13 +144,17 @@ def grade_submission(task: dict) -> dict:
             unanswered = cell.source.strip() in ("", "YOUR ANSWER HERE")
             manual.append({"grade_id": meta["grade_id"], "points": float(meta.get("points", 0)),
                            "score": 0.0 if unanswered else None, "answer": cell.source})
-    return {
+    result = {
         "student": task["student"], "assignment": task["assignment"], "notebook": task["notebook"],
         "status": status, "problems": problems, "cell_errors": runner.cell_errors,
         "restarts": max(runner.starts - 1, 0),
         "cells": [v.as_dict() for v in verdicts], "manual": manual,
-        "notebook_json": nbformat.writes(notebook), "seconds": round(time.monotonic() - started, 3),
+        "notebook_json": nbformat.writes(notebook),
     }
+    from .outputs import feedback_html, totals
+    result["feedback_html"] = feedback_html(result, *totals(result))
+    result["seconds"] = round(time.monotonic() - started, 3)
+    return result
 
 
 if __name__ == "__main__":  # python -m autograder.job <assignment> <notebook.ipynb>

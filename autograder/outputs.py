@@ -87,6 +87,13 @@ def summary_markdown(result: dict, total: float, maximum: float) -> str:
     return "\n".join(lines)
 
 
+def totals(result: dict) -> tuple[float, float]:
+    """(score, max score) of a result; free responses not yet graded count 0."""
+    score = sum(c["score"] for c in result["cells"]) + sum(m["score"] or 0.0 for m in result["manual"])
+    maximum = sum(c["points"] for c in result["cells"]) + sum(m["points"] for m in result["manual"])
+    return round(score, 4), maximum
+
+
 def feedback_html(result: dict, total: float, maximum: float) -> str:
     from nbconvert import HTMLExporter
     nb = autograded_notebook(result) or nbformat.v4.new_notebook()
@@ -158,7 +165,7 @@ def write_outputs(out: Path, results: list[dict], elapsed: float) -> None:
     from .report import write_report
     (out / "results").mkdir(exist_ok=True)
     for r in results:
-        slim = {k: v for k, v in r.items() if k != "notebook_json"}
+        slim = {k: v for k, v in r.items() if k not in ("notebook_json", "feedback_html")}
         folder = out / "results" / r["student"]
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{r['assignment']}.json").write_text(json.dumps(slim, indent=1))
@@ -169,13 +176,12 @@ def write_outputs(out: Path, results: list[dict], elapsed: float) -> None:
             nbformat.write(nb, str(path))
     write_gradebook(out, results)
     export_csv(out)
-    totals = {}
+    scores = {}
     with open(out / "grades.csv") as f:
         for row in csv.DictReader(f):
-            totals[(row["student"], row["assignment"])] = (float(row["score"]), float(row["max_score"]))
+            scores[(row["student"], row["assignment"])] = (float(row["score"]), float(row["max_score"]))
     for r in results:
-        total, maximum = totals.get((r["student"], r["assignment"]), (0.0, 0.0))
         path = out / "feedback" / r["student"] / r["assignment"] / f"{r['assignment']}.html"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(feedback_html(r, total, maximum))
-    write_report(out, results, totals, elapsed)
+        path.write_text(r.get("feedback_html") or feedback_html(r, *totals(r)))
+    write_report(out, results, scores, elapsed)

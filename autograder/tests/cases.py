@@ -1,0 +1,291 @@
+"""The submissions the grader's own suite grades: attacks, honest variations, broken notebooks, mistakes.
+
+Each builder returns a notebook (or raw text) built on the release the way a
+student's file would be. ``test_grading.py`` grades them all in one real
+``make grade`` run and checks what each earned.
+"""
+from __future__ import annotations
+
+import copy
+import importlib
+
+import nbformat
+
+from autograder.notebooks import chapters, grade_id, graded_names, read, role, source_path
+from autograder.submissions import filled, reference, untouched
+
+# ------------------------------------------------------------------ tampering
+# Every attack starts from the untouched release: it must earn no more than it (0).
+
+PATCH_COMPARATORS = """
+import numpy as np, builtins
+import dlcourse.testing as t
+np.allclose = lambda *a, **k: True
+np.array_equal = lambda *a, **k: True
+np.testing.assert_allclose = lambda *a, **k: None
+t.assert_close = t.assert_equal = t.assert_shape = t.assert_unchanged = lambda *a, **k: None
+t.check.__exit__ = lambda self, *exc: True
+builtins.isinstance = lambda *a: True
+class _Never(Exception): pass
+builtins.AssertionError = _Never
+"""
+
+INTERPRETER_HOOKS = """
+import sys
+sys.excepthook = lambda *a: None
+try:
+    sys.settrace(lambda *a: None)
+except Exception:
+    pass
+try:
+    get_ipython().set_custom_exc((Exception,), lambda *a, **k: None)
+except Exception:
+    pass
+import atexit
+atexit.register(lambda: print("all tests passed"))
+"""
+
+READ_SOLUTIONS = """
+import glob, json, os
+found = []
+for pattern in ["/work/main/solutions/*/*.ipynb", "../../solutions/*/*.ipynb", os.path.expanduser("~/*"),
+                "/tmp/*", "/work/*/*"]:
+    try:
+        found += glob.glob(pattern)
+    except Exception:
+        pass
+for path in found:
+    try:
+        nb = json.load(open(path))
+    except Exception:
+        continue
+    for cell in nb.get("cells", []):
+        src = "".join(cell.get("source", ""))
+        if "BEGIN SOLUTION" in src:
+            exec(src.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""), globals())
+import autograder.reference as r
+globals().update(vars(r.load(__import__("os").path.basename(__import__("os").getcwd()))))
+"""
+
+ESCAPE_SANDBOX = """
+import os, signal
+for attempt in (lambda: os.system("cp -r /work/main/solutions /tmp/stolen"),
+                lambda: os.kill(os.getppid(), signal.SIGKILL),
+                lambda: __import__("subprocess").run(["sh", "-c", "echo pwned > /tmp/pwned"]),
+                lambda: __import__("ctypes").CDLL(None),
+                lambda: open("/work/main/grading/gradebook.db", "rb").read(),
+                lambda: __import__("socket").create_connection(("127.0.0.1", 22))):
+    try:
+        attempt()
+    except Exception:
+        pass
+"""
+
+EXIT_KERNEL = "import os\nos._exit(0)\n"
+HANG_KERNEL = "while True:\n    pass\n"
+FLOOD_OUTPUT = "import sys\nfor _ in range(200000):\n    sys.stdout.write('x' * 100 + '\\n')\n    print('PASSED', file=sys.stderr)\n"
+
+ALWAYS_EQUAL = '''
+class _Anything:
+    def __eq__(self, other): return True
+    def __ne__(self, other): return False
+    def __bool__(self): return True
+    def __float__(self): return 0.0
+    def __getattr__(self, name): return self
+    def __call__(self, *a, **k): return self
+    def __iter__(self): return iter([self, self, self])
+    def __len__(self): return 3
+    def __getitem__(self, i): return self
+    def __array__(self, *a, **k):
+        import numpy as np
+        return np.zeros(3)
+'''
+
+
+def _scratch(nb, code, at_end=True):
+    nb = copy.deepcopy(nb)
+    cell = nbformat.v4.new_code_cell(code)
+    nb.cells.insert(len(nb.cells) if at_end else 0, cell)
+    return nb
+
+
+def _edit_tests(chapter, how):
+    nb = copy.deepcopy(untouched(chapter))
+    cells = []
+    for cell in nb.cells:
+        if role(cell) == "tests":
+            if how == "empty":
+                cell.source = "pass"
+            elif how == "delete":
+                continue
+            elif how == "relabel":
+                cell.metadata["nbgrader"].update(grade=False, solution=True, locked=False)
+                cell.source = "pass"
+            elif how == "points":
+                cell.metadata["nbgrader"]["points"] = 1000
+                cell.source = "assert True"
+            elif how == "fake_outputs":
+                cell.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "1000"},
+                                                       execution_count=1)]
+        cells.append(cell)
+    nb.cells = cells
+    if how == "forged":
+        forged = nbformat.v4.new_code_cell("pass")
+        forged.metadata["nbgrader"] = {"grade": True, "grade_id": "test_bonus", "locked": True, "points": 100,
+                                       "schema_version": 3, "solution": False, "task": False}
+        nb.cells.append(forged)
+    return nb
+
+
+def _always_equal(chapter):
+    replace = {}
+    for name in graded_names(read(source_path(chapter))):
+        replace[name] = ALWAYS_EQUAL + f"\ndef {name}(*args, **kwargs):\n    return _Anything()\n{name}_ = {name}\n"
+    return filled(chapter, replace, answers=None)
+
+
+def attacks() -> dict[str, tuple[str, object]]:
+    """name -> (chapter, notebook). Spread over the chapters so every chapter is attacked."""
+    chs = chapters()
+    pick = lambda i: chs[i % len(chs)]  # noqa: E731
+    return {
+        "patch_comparators": (pick(0), _scratch(untouched(pick(0)), PATCH_COMPARATORS, at_end=False)),
+        "patch_comparators_late": (pick(1), _scratch(untouched(pick(1)), PATCH_COMPARATORS)),
+        "interpreter_hooks": (pick(2), _scratch(untouched(pick(2)), INTERPRETER_HOOKS, at_end=False)),
+        "read_solutions": (pick(3), _scratch(untouched(pick(3)), READ_SOLUTIONS)),
+        "escape_sandbox": (pick(4), _scratch(untouched(pick(4)), ESCAPE_SANDBOX)),
+        "exit_kernel": (pick(5), _scratch(untouched(pick(5)), EXIT_KERNEL)),
+        "hang_kernel": (pick(6), _scratch(untouched(pick(6)), HANG_KERNEL)),
+        "flood_output": (pick(7), _scratch(untouched(pick(7)), FLOOD_OUTPUT)),
+        "empty_test_cells": (pick(0), _edit_tests(pick(0), "empty")),
+        "delete_test_cells": (pick(1), _edit_tests(pick(1), "delete")),
+        "relabel_test_cells": (pick(2), _edit_tests(pick(2), "relabel")),
+        "inflate_points": (pick(3), _edit_tests(pick(3), "points")),
+        "fake_outputs": (pick(4), _edit_tests(pick(4), "fake_outputs")),
+        "forged_graded_cell": (pick(5), _edit_tests(pick(5), "forged")),
+        **{f"always_equal_results_{ch}": (ch, _always_equal(ch)) for ch in chs},
+    }
+
+
+# ------------------------------------------------------------------ honest variations
+# Each starts from the reference: it must earn exactly what the reference earns.
+
+NOISY = """
+import functools, sys, warnings
+def _noisy(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        print("calling", f.__name__)
+        print("debug output on stderr", file=sys.stderr)
+        warnings.warn("a warning from the student's function")
+        return f(*args, **kwargs)
+    return wrapper
+for _name in {names!r}:
+    _f = globals().get(_name)
+    if callable(_f) and not isinstance(_f, type):
+        globals()[_name] = _noisy(_f)
+"""
+
+GLOBAL_SEED = "import random\nimport numpy as np\nnp.random.seed(1234)\nrandom.seed(99)\n"
+SCRATCH_WORK = ("import math, itertools, collections\nimport numpy as np\nimport matplotlib.pyplot as plt\n"
+                "plt.plot(np.arange(5))\nplt.show()\nscratch = [math.sqrt(i) for i in range(10)]\nscratch\n")
+LONG_OUTPUT = "for i in range(100000):\n    print('line', i)\n"
+RAISING_SCRATCH = "1 / 0\n"
+
+
+def honest() -> dict[str, tuple[str, object]]:
+    chs = chapters()
+    out = {}
+    for i, chapter in enumerate(chs):
+        names = [n for n in graded_names(read(source_path(chapter)))]
+        variant = ["noisy", "seed_and_scratch", "long_output"][i % 3]
+        nb = reference(chapter)
+        if variant == "noisy":
+            nb = _scratch(nb, NOISY.format(names=names))
+        elif variant == "seed_and_scratch":
+            nb = _scratch(_scratch(nb, GLOBAL_SEED, at_end=False), SCRATCH_WORK)
+            nb = _scratch(nb, RAISING_SCRATCH)
+        else:
+            nb = _scratch(nb, LONG_OUTPUT)
+            nb.cells.append(nbformat.v4.new_markdown_cell("My notes: *scratch* markdown."))
+        out[f"{variant}_{chapter}"] = (chapter, nb)
+    return out
+
+
+# ------------------------------------------------------------------ broken submissions
+
+def broken() -> dict[str, tuple[str, object]]:
+    chs = chapters()
+    a, b = chs[0], chs[1 % len(chs)]
+    crash_in_function = filled(a, {graded_names(read(source_path(a)))[0]:
+                                   "import os\ndef {0}(*a, **k):\n    os._exit(3)\n".format(
+                                       graded_names(read(source_path(a)))[0])})
+    hang_in_function = filled(b, {graded_names(read(source_path(b)))[0]:
+                                  "def {0}(*a, **k):\n    while True:\n        pass\n".format(
+                                      graded_names(read(source_path(b)))[0])})
+    return {
+        "invalid_json": (a, '{"cells": [ this is not json'),
+        "not_a_notebook": (b, '{"hello": "world"}'),
+        "crash_in_function": (a, crash_in_function),
+        "hang_in_function": (b, hang_in_function),
+        "memory_hog": (a, _scratch(reference(a), "hog = bytearray(50 * 1024 ** 3)\n")),
+    }
+
+
+# ------------------------------------------------------------------ plausible mistakes
+
+def mutants() -> dict[tuple[str, str, str], str]:
+    """(chapter, function, mistake) -> code of the whole solution cell."""
+    found = {}
+    for chapter in chapters():
+        module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
+        for function, wrong in module.MUTANTS.items():
+            for mistake, code in wrong.items():
+                found[(chapter, function, mistake)] = code
+    return found
+
+
+def _names_in(code: str, names: set[str]) -> set[str]:
+    import ast
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in names} | \
+        {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names}
+
+
+def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list[tuple[str, str]]]]:
+    """Submissions carrying several mistakes at once, never two that could interfere.
+
+    Returns (chapter, {function: code}, [(function, mistake)]) per submission. Two
+    mistakes share a submission only when neither the mistaken code nor the test
+    cell of one function mentions the other function, so each test cell still
+    sees exactly one mistake: the one of its own function.
+    """
+    from autograder.notebooks import Chapter
+    groups = []
+    for chapter in chapters():
+        source = Chapter.load(chapter)
+        names = set(graded_names(source.source))
+        tests = {grade_id(c)[5:]: c.source for c in source.cells("tests")}
+        module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
+        pending = [(f, m, code) for f, wrong in module.MUTANTS.items()
+                   for m, code in list(wrong.items())[:per_function]]
+        chapter_groups: list[dict] = []
+        for function, mistake, code in pending:
+            touches = (_names_in(code, names) | _names_in(tests.get(function, ""), names)) - {function}
+            for group in chapter_groups:
+                clash = function in group["functions"] or touches & group["functions"] or \
+                    any(function in t for t in group["touches"])
+                if not clash:
+                    break
+            else:
+                group = {"functions": set(), "touches": [], "replace": {}, "labels": []}
+                chapter_groups.append(group)
+            group["functions"].add(function)
+            group["touches"].append(touches)
+            group["replace"][function] = code
+            group["labels"].append((function, mistake))
+        groups += [(chapter, g["replace"], g["labels"]) for g in chapter_groups]
+    return groups

@@ -1,0 +1,41 @@
+"""Plain nbgrader commands work from a checkout with the shipped nbgrader_config.py."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.notebooks import ROOT, chapters
+from autograder.submissions import reference
+
+pytestmark = [pytest.mark.xdist_group("plain-nbgrader"), pytest.mark.slow]
+
+
+def nbgrader(*args, cwd):
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "nbgrader"), *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)}:\n{proc.stderr[-2000:]}"
+    return proc
+
+
+def test_generate_autograde_feedback_export(tmp_path):
+    chapter = chapters()[1]
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    shutil.copytree(ROOT / "solutions" / chapter, tmp_path / "solutions" / chapter)
+    nbgrader("generate_assignment", chapter, "--force", cwd=tmp_path)
+    assert (tmp_path / "course" / chapter / f"{chapter}.ipynb").is_file()
+    import nbformat
+    submitted = tmp_path / "grading" / "submitted" / "alice" / chapter
+    submitted.mkdir(parents=True)
+    nbformat.write(reference(chapter), str(submitted / f"{chapter}.ipynb"))
+    nbgrader("autograde", chapter, "--force", cwd=tmp_path)
+    nbgrader("generate_feedback", chapter, "--force", cwd=tmp_path)
+    assert (tmp_path / "grading" / "feedback" / "alice" / chapter / f"{chapter}.html").is_file()
+    nbgrader("export", cwd=tmp_path)
+    rows = (tmp_path / "grades.csv").read_text().splitlines()
+    header, alice = rows[0].split(","), dict(zip(rows[0].split(","), rows[1].split(",")))
+    assert alice["student_id"] == "alice"
+    assert float(alice["raw_score"]) == float(alice["max_score"]) - 2  # all but the free response
