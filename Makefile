@@ -26,7 +26,7 @@ lab: setup
 	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)/course"
 
 test: setup
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) -q -p no:cacheprovider
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider
 
 test-browser: setup
 	REQUIRE_BROWSER=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests

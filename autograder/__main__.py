@@ -2,7 +2,7 @@
 
     python -m autograder grade SUBMISSIONS OUT [--jobs N] [--scheduler tcp://host:port]
     python -m autograder export OUT          # refresh grades.csv/tests.csv after manual grading
-    python -m autograder check NOTEBOOK      # a full check of one notebook, for self-learners
+    python -m autograder check [--json] NOTEBOOK   # a full check of one notebook, for self-learners
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ def main(argv=None) -> int:
     export = sub.add_parser("export", help="rewrite the CSVs from OUT/gradebook.db")
     export.add_argument("out")
     check = sub.add_parser("check", help="check one notebook, hidden tests included")
+    check.add_argument("--json", action="store_true", help="print the grader's result as JSON")
     check.add_argument("notebook")
     args = parser.parse_args(argv)
 
@@ -41,7 +42,7 @@ def main(argv=None) -> int:
         export_csv(Path(args.out))
         return 0
     from .selfcheck import main as check_main
-    return check_main([args.notebook])
+    return check_main((["--json"] if args.json else []) + [args.notebook])
 
 
 if __name__ == "__main__":

@@ -78,6 +78,11 @@ def _safe_job(task: dict) -> dict:
             "cells": [], "manual": [], "cell_errors": {}, "restarts": 0, "notebook_json": None, "seconds": 0}
 
 
+def _progress(result: dict, done: int, total: int) -> None:
+    log.info("[%d/%d] %s/%s: %s in %.1f s", done, total, result["student"], result["assignment"],
+             result["status"], result.get("seconds", 0))
+
+
 def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list[dict]:
     if not tasks:
         return []
@@ -88,7 +93,11 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
             return client.gather(client.map(_safe_job, tasks, pure=False))
     if jobs <= 1:
         _init_worker()
-        return [_safe_job(t) for t in tasks]
+        results = []
+        for task in tasks:
+            results.append(_safe_job(task))
+            _progress(results[-1], len(results), len(tasks))
+        return results
     results: dict[int, dict] = {}
     pending = list(range(len(tasks)))
     for attempt in range(3):  # a worker process that dies takes a fresh pool, not the class
@@ -101,7 +110,10 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
                 i = running[future]
                 try:
                     results[i] = future.result()
+                    _progress(results[i], len(results), len(tasks))
                 except Exception as exc:  # noqa: BLE001 - BrokenProcessPool and the like
+                    log.warning("a grading process failed on %s/%s (%s): retrying",
+                                tasks[i]["student"], tasks[i]["assignment"], exc)
                     if attempt == 2:
                         results[i] = {**tasks[i], "status": "error", "problems": [f"grading crashed: {exc}"],
                                       "cells": [], "manual": [], "cell_errors": {}, "restarts": 0,

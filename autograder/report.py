@@ -28,6 +28,12 @@ def write_report(out: Path, results: list[dict], totals: dict, elapsed: float) -
     parts = [f"<h1>Grading report</h1><p>{len(results)} notebooks, {len(totals)} graded, "
              f"{elapsed:.1f} s of grading.</p>"]
 
+    rows = "".join(
+        f"<tr><td>{esc(name)}</td><td>{len(v)}</td><td>{100 * sum(v) / len(v):.0f}%</td>"
+        f"<td>{100 * min(v):.0f}%</td><td>{100 * max(v):.0f}%</td></tr>"
+        for name, v in sorted(by_assignment.items()))
+    parts.append("<h2>Chapters</h2><table border=1 cellpadding=3><tr><th>chapter</th><th>notebooks</th>"
+                 f"<th>mean score</th><th>lowest</th><th>highest</th></tr>{rows}</table>")
     if by_assignment:
         names = sorted(by_assignment)
         fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 2.6), squeeze=False)

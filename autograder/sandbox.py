@@ -296,30 +296,80 @@ def _describe(exc: BaseException) -> dict:
     return {"type": type(exc).__name__, "message": text}
 
 
-def main() -> None:
-    config = json.loads(os.environ["AUTOGRADER_SANDBOX"])
-    sock = socket.socket(fileno=int(config["fd"]))
-    workdir = os.getcwd()
+def serve(sock: socket.socket, workdir: str, limits: dict) -> None:
+    """Become the sandbox: capped output, limits, the audit policy, then answer requests. Never returns."""
     out = os.open(os.path.join(workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
-    sys.stdout = sys.stderr = CappedOutput(int(config.get("limits", {}).get("output_bytes", 0)) or 1 << 20)
-    import numpy  # noqa: F401 - preload what every chapter uses, before the policy
-    for name in config.get("preload", []):
-        __import__(name)
+    sys.stdout = sys.stderr = CappedOutput(int(limits.get("output_bytes", 0)) or 1 << 20)
     from dlcourse.testing import Watch, _torch_dir
     _torch_dir()
-    _apply_limits(config.get("limits", {}))
+    _apply_limits(limits)
     install_policy(workdir, (Watch.__enter__, Watch.__exit__, Watch._profile, Watch._trace))
     server = Server(sock, Watch)
-    del config
     try:
         server.loop()
     except BaseException:  # noqa: BLE001
         traceback.print_exc()
     finally:
         os._exit(0)
+
+
+def main() -> None:
+    """A sandbox started as its own process (see ``zygote_main`` for the forked kind)."""
+    config = json.loads(os.environ.pop("AUTOGRADER_SANDBOX"))
+    sock = socket.socket(fileno=int(config["fd"]))
+    import numpy  # noqa: F401 - preload what every chapter uses, before the policy
+    for name in config.get("preload", []):
+        __import__(name)
+    serve(sock, os.getcwd(), config.get("limits", {}))
+
+
+def zygote_main() -> None:
+    """A fork server: imports the heavy libraries once, then forks a fresh sandbox per request.
+
+    It runs only this code, never a student's. Each request names a work folder and
+    limits and carries the sandbox's end of a socket pair (SCM_RIGHTS); the child
+    drops the zygote's control socket, starts a new session, and serves.
+    """
+    config = json.loads(os.environ.pop("AUTOGRADER_ZYGOTE"))
+    control = socket.socket(fileno=int(config["fd"]))
+    import numpy  # noqa: F401
+    for name in config.get("preload", []):
+        try:
+            __import__(name)
+        except ImportError:
+            pass
+    from dlcourse.testing import _torch_dir
+    _torch_dir()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
+        except (ConnectionError, OSError):
+            os._exit(0)
+        if not message:
+            os._exit(0)
+        request = json.loads(message)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                control.close()
+                os.setsid()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                os.chdir(request["workdir"])
+                os.environ.update(HOME=request["workdir"], MPLCONFIGDIR=request["workdir"])
+                if request.get("user"):
+                    os.setgroups([])
+                    os.setgid(request["user"][1])
+                    os.setuid(request["user"][0])
+                serve(socket.socket(fileno=fds[0]), request["workdir"], request.get("limits", {}))
+            finally:
+                os._exit(1)
+        for fd in fds:
+            os.close(fd)
+        control.send(json.dumps({"pid": pid}).encode())
 
 
 if __name__ == "__main__":

@@ -217,12 +217,9 @@ def honest() -> dict[str, tuple[str, object]]:
 def broken() -> dict[str, tuple[str, object]]:
     chs = chapters()
     a, b = chs[0], chs[1 % len(chs)]
-    crash_in_function = filled(a, {graded_names(read(source_path(a)))[0]:
-                                   "import os\ndef {0}(*a, **k):\n    os._exit(3)\n".format(
-                                       graded_names(read(source_path(a)))[0])})
-    hang_in_function = filled(b, {graded_names(read(source_path(b)))[0]:
-                                  "def {0}(*a, **k):\n    while True:\n        pass\n".format(
-                                      graded_names(read(source_path(b)))[0])})
+    last_a, last_b = graded_names(read(source_path(a)))[-1], graded_names(read(source_path(b)))[-1]
+    crash_in_function = filled(a, {last_a: f"import os\ndef {last_a}(*a, **k):\n    os._exit(3)\n"})
+    hang_in_function = filled(b, {last_b: f"def {last_b}(*a, **k):\n    while True:\n        pass\n"})
     return {
         "invalid_json": (a, '{"cells": [ this is not json'),
         "not_a_notebook": (b, '{"hello": "world"}'),

@@ -1,0 +1,36 @@
+"""Every plausible mistake is also caught where students meet the tests: in their own kernel.
+
+`test_grading.py` proves three mistakes per function through `make grade`; this runs *all* of
+them, one at a time, in the student's setting (public and hidden checks in one process).
+"""
+import pytest
+
+from autograder.notebooks import Chapter, chapters, grade_id
+from autograder.quickcheck import mutants, run_test_cell
+from autograder.reference import namespace
+
+CASES = [(chapter, function, mistake) for chapter in chapters()
+         for function, wrong in mutants(chapter).items() for mistake in wrong]
+
+
+@pytest.fixture(scope="module")
+def test_sources():
+    return {chapter: {grade_id(c): c.source for c in Chapter.load(chapter).cells("tests")} for chapter in chapters()}
+
+
+@pytest.mark.parametrize("chapter, function, mistake", CASES, ids=[f"{c[:4]}-{f}-{m}" for c, f, m in CASES])
+def test_mistake_fails_its_test_cell(chapter, function, mistake, test_sources):
+    code = mutants(chapter)[function][mistake]
+    try:
+        ns = namespace(chapter, {function: code})
+    except Exception:  # noqa: BLE001 - a mistake that does not even define the function is caught anyway
+        return
+    assert run_test_cell(ns, test_sources[chapter][f"test_{function}"]) is not None, \
+        f"{chapter}: the mistake {mistake!r} in {function} passes every check"
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_reference_passes_every_test_cell(chapter, test_sources):
+    ns = namespace(chapter)
+    for gid, source in test_sources[chapter].items():
+        assert run_test_cell(ns, source) is None, f"{chapter}: the reference fails {gid}"

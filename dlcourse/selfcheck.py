@@ -1,0 +1,220 @@
+"""Check your work from inside the notebook, hidden tests included.
+
+    from dlcourse.selfcheck import check_my_work, check_button
+    check_my_work()          # grades the notebook as saved on disk and shows a table
+    check_button()           # the same behind a button
+
+This module holds no tests and no solutions: it runs the course's grader,
+``python -m autograder check --json NOTEBOOK``, in a separate process (the grader
+sandboxes your code exactly as for a real submission) and shows what it
+reports: the score of each exercise and, for every failing check, its
+description and message. Hidden checks show those too, never their code.
+
+The grader reads the file on disk: save the notebook (Ctrl+S) first.
+"""
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["check_my_work", "check_button", "notebook_path", "render_html"]
+
+TIMEOUT_SECONDS = 600
+NOT_IMPLEMENTED = "not implemented yet (the function still raises NotImplementedError)"
+NO_GRADER = ("The self-check needs the course's grader (the <code>autograder</code> package and the "
+             "<code>solutions/</code> folder of the course repository), and this Python cannot import it. "
+             "If you only downloaded the notebooks of <code>course/</code>, clone the whole course "
+             "repository and run <code>make lab</code> there; the public checks in the notebook's test "
+             "cells still work without it.")
+
+
+def _ipython_user_ns() -> dict:
+    try:
+        from IPython import get_ipython
+        shell = get_ipython()
+    except ImportError:
+        return {}
+    return getattr(shell, "user_ns", None) or {}
+
+
+def notebook_path() -> Path | None:
+    """The notebook this kernel runs: ``__session__`` (set by ipykernel), ``JPY_SESSION_NAME``,
+    or the only ``.ipynb`` of the working directory; None when it cannot be told."""
+    ns = _ipython_user_ns()
+    cwd = Path.cwd()
+    for candidate in (ns.get("__session__"), os.environ.get("JPY_SESSION_NAME"), ns.get("__vsc_ipynb_file__")):
+        if not isinstance(candidate, str) or not candidate.endswith(".ipynb"):
+            continue
+        path = Path(candidate).expanduser()
+        # an absolute path, or one relative to the server's root: try it, then its name beside us
+        for option in (path, cwd / path, cwd / path.name):
+            if option.is_file():
+                return option.resolve()
+    notebooks = [p for p in cwd.glob("*.ipynb") if p.is_file()]
+    if len(notebooks) == 1:
+        return notebooks[0].resolve()
+    return None
+
+
+def _friendly(message) -> str:
+    if not message:
+        return ""
+    return NOT_IMPLEMENTED if str(message).strip() == "NotImplementedError" else str(message)
+
+
+def _points(x: float) -> str:
+    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
+
+
+def _box(body: str, colour: str = "#f6f8fa") -> str:
+    return (f"<div style='background:{colour};border:1px solid #d0d7de;border-radius:4px;"
+            f"padding:6px 10px;margin:4px 0'>{body}</div>")
+
+
+def render_html(result: dict, path=None) -> str:
+    """The grader's result as an HTML table (every text escaped)."""
+    esc = html.escape
+    if "error" in result:
+        return _box(f"⚠ {esc(str(result['error']))}", "#fff8c5")
+    cells = result.get("cells") or []
+    rows = []
+    for cell in cells:
+        gid = str(cell.get("grade_id", ""))
+        name = gid[5:] if gid.startswith("test_") else gid
+        checks = cell.get("checks") or []
+        full = cell["score"] >= cell["points"] - 1e-9
+        failing = []
+        for c in checks:
+            if c.get("passed"):
+                continue
+            tag = "<i>hidden</i> " if c.get("hidden") else ""
+            message = _friendly(c.get("message"))
+            failing.append(f"<li>{tag}{esc(str(c.get('description', '')))}"
+                           + (f": <span style='color:#a40e26'>{esc(message)}</span>" if message else "")
+                           + "</li>")
+        if cell.get("error"):
+            failing.append(f"<li>the test cell stopped: <span style='color:#a40e26'>"
+                           f"{esc(_friendly(cell['error']))}</span></li>")
+        elif cell.get("status") not in (None, "ok"):
+            failing.append(f"<li>{esc(str(cell['status']))}</li>")
+        passed = sum(bool(c.get("passed")) for c in checks)
+        detail = f"<ul style='margin:0;padding-left:1.2em'>{''.join(failing)}</ul>" if failing else "all passed"
+        rows.append(f"<tr><td style='text-align:left'><code>{esc(name)}</code></td>"
+                    f"<td style='text-align:right'>{'✅' if full else '❌'} {_points(cell['score'])}/"
+                    f"{_points(cell['points'])}</td><td style='text-align:right'>{passed}/{len(checks)}</td>"
+                    f"<td style='text-align:left'>{detail}</td></tr>")
+    score = sum(c["score"] for c in cells)
+    points = sum(c["points"] for c in cells)
+    manual = sum(m.get("points", 0) for m in result.get("manual") or [])
+    notes = [str(p) for p in result.get("problems") or []]
+    notes += [f"running {where} raised {error}" for where, error in (result.get("cell_errors") or {}).items()]
+    if result.get("restarts"):
+        notes.append(f"your code had to be restarted {result['restarts']} time(s) (a crash or a time limit)")
+    for answer in result.get("manual") or []:
+        if answer.get("score") == 0.0:
+            notes.append(f"the written answer {answer.get('grade_id')} is still empty")
+    header = f"<b>Self-check of {esc(str(result.get('assignment', '')))}</b>"
+    if path is not None:
+        saved = time.strftime("%H:%M:%S", time.localtime(Path(path).stat().st_mtime)) \
+            if Path(path).is_file() else "?"
+        header += (f" — <code>{esc(Path(path).name)}</code> as saved at {esc(saved)} "
+                   f"(unsaved changes are not checked)")
+    parts = [header,
+             "<table style='border-collapse:collapse;margin-top:4px'><tr><th style='text-align:left'>exercise"
+             "</th><th>score</th><th>checks</th><th style='text-align:left'>failing checks</th></tr>"
+             + "".join(rows)
+             + f"<tr><td style='text-align:left'><b>total</b></td><td style='text-align:right'><b>"
+               f"{_points(score)}/{_points(points)}</b></td><td></td><td style='text-align:left'>"
+             + (f"plus {_points(manual)} points of written answers, graded by hand" if manual else "")
+             + "</td></tr></table>"]
+    if notes:
+        parts.append("<b>Notes</b><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return _box("".join(parts))
+
+
+def _show(markup: str, show: bool) -> None:
+    if show:
+        from IPython.display import HTML, display
+        display(HTML(markup))
+
+
+def check_my_work(path=None, *, show: bool = True, timeout: float = TIMEOUT_SECONDS) -> dict:
+    """Grade the saved notebook at ``path`` (default: this notebook); show a table and return the result.
+
+    The result is the grader's dict (``cells`` with their ``checks``, ``problems``, ...) or
+    ``{"error": message}`` when the check could not run.
+    """
+    if path is None:
+        path = notebook_path()
+        if path is None:
+            result = {"error": "Could not tell which notebook this is: call check_my_work(\"<name>.ipynb\") "
+                               "with its path."}
+            _show(render_html(result), show)
+            return result
+    path = Path(path).expanduser().resolve()
+    if importlib.util.find_spec("autograder") is None:
+        result = {"error": "no grader", "html": NO_GRADER}
+        _show(_box("⚠ " + NO_GRADER, "#fff8c5"), show)
+        return result
+    _show(_box(f"Checking <code>{html.escape(path.name)}</code> as last saved (save with Ctrl+S first); "
+               f"this takes a few seconds to a minute…"), show)
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "autograder", "check", "--json", str(path)],
+                              capture_output=True, text=True, timeout=timeout, env=env, cwd=str(path.parent))
+    except subprocess.TimeoutExpired:
+        result = {"error": f"the check took longer than {timeout:g} s and was stopped"}
+        _show(render_html(result), show)
+        return result
+    result = _parse(done.stdout)
+    if result is None:
+        if "No module named autograder" in done.stderr:
+            result = {"error": "no grader", "html": NO_GRADER}
+            _show(_box("⚠ " + NO_GRADER, "#fff8c5"), show)
+            return result
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        result = {"error": f"the grader failed (exit code {done.returncode}): " + " | ".join(tail)}
+    _show(render_html(result, path if "error" not in result else None), show)
+    return result
+
+
+def _parse(stdout: str) -> dict | None:
+    text = stdout.strip()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        start = text.find("\n{")  # anything printed before the JSON
+        try:
+            value = json.loads(text[start + 1:]) if start >= 0 else None
+        except ValueError:
+            value = None
+    return value if isinstance(value, dict) else None
+
+
+def check_button(path=None, description: str = "Check my work"):
+    """A button that runs ``check_my_work(path)`` and an output below it where the table appears."""
+    import ipywidgets as widgets
+
+    button = widgets.Button(description=description, icon="check", button_style="primary",
+                            tooltip="Grade the saved notebook, hidden tests included")
+    output = widgets.Output()
+
+    def on_click(_):
+        button.disabled = True
+        output.clear_output()
+        try:
+            with output:
+                box.result = check_my_work(path)
+        finally:
+            button.disabled = False
+
+    button.on_click(on_click)
+    box = widgets.VBox([button, output])
+    box.button, box.output, box.result = button, output, None
+    return box

@@ -1,0 +1,324 @@
+"""The widgets of every chapter, in JupyterLab, in a real (headless) Chromium.
+
+For each chapter the reference notebook (the release with the solutions filled
+in) is opened in JupyterLab and run top to bottom (Run > Run All Cells). Then:
+every widget of the notebook renders as a widget (no ``VBox(children=...)``
+text, no "Loading widget..." left, no traceback), and moving the first control
+of the first widget changes what the widget shows. Screenshots go to
+tests/screenshots/.
+
+    make test-browser          # REQUIRE_BROWSER=1: a missing Chromium fails
+    pytest -m browser tests    # a missing Chromium skips
+
+Chromium is Debian's package (``apt-get install chromium``), driven by Python
+playwright; ``playwright install`` is never needed.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import submissions
+from autograder.notebooks import ROOT, chapters
+
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = ROOT / "tests" / "screenshots"
+CHAPTERS = chapters()
+RUN_ALL_SECONDS = 150        # a chapter runs in well under 60 s; JupyterLab and the browser add some
+CHANGE_SECONDS = 20          # a render after a control moves
+BAD_TEXTS = ("interactive(children=", "VBox(children=", "HBox(children=", "Loading widget...",
+             "Error displaying widget", "not written yet")
+CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+LAB_SETTINGS = {  # JupyterLab settings for the test server only
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false",
+                                                                         "checkForUpdates": False},
+}
+
+
+def _unavailable(reason: str):
+    if os.environ.get("REQUIRE_BROWSER") == "1":
+        pytest.fail(f"REQUIRE_BROWSER=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def widget_cells(nb) -> int:
+    """How many code cells end with a call of a factory imported from dlcourse.widgets (one widget each)."""
+    factories, count = set(), 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dlcourse.widgets"):
+                factories.update(alias.asname or alias.name for alias in node.names)
+        last = tree.body[-1] if tree.body else None
+        if (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+                and getattr(last.value.func, "id", None) in factories):
+            count += 1
+    return count
+
+
+class Lab:
+    """A JupyterLab server on a temporary copy of the reference notebooks."""
+
+    def __init__(self, root: Path, home: Path):
+        self.root, self.home = root, home
+        self.port, self.token = _free_port(), secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = None
+
+    def start(self, timeout: float = 60) -> "Lab":
+        settings = self.home / "lab-settings"
+        for name, values in LAB_SETTINGS.items():
+            path = settings / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(values))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MPLBACKEND", "JPY_", "JUPYTER"))}
+        env.update({"JUPYTERLAB_SETTINGS_DIR": str(settings),
+                    "JUPYTERLAB_WORKSPACES_DIR": str(self.home / "workspaces"),
+                    "JUPYTER_CONFIG_DIR": str(self.home / "config"),
+                    "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
+                    "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
+        self.log = open(self.home / "jupyter.log", "w")
+        self.proc = subprocess.Popen(
+            [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser",
+             "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
+             f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
+             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+            + (["--allow-root"] if os.geteuid() == 0 else []),
+            stdout=self.log, stderr=subprocess.STDOUT, env=env, cwd=self.root, start_new_session=True)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited: {self.tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/api/status?token={self.token}", timeout=2) as reply:
+                    if reply.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                time.sleep(0.3)
+        raise RuntimeError(f"jupyter lab did not answer in {timeout} s: {self.tail()}")
+
+    def tail(self) -> str:
+        self.log.flush()
+        return (self.home / "jupyter.log").read_text()[-2000:]
+
+    def api(self, method: str, path: str):
+        request = urllib.request.Request(f"{self.url}{path}", method=method,
+                                         headers={"Authorization": f"token {self.token}"})
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            body = reply.read()
+            return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        for session in self.api("GET", "/api/sessions") or []:
+            self.api("DELETE", f"/api/sessions/{session['id']}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()  # jupyter shuts its kernels down on SIGTERM
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, 9)
+                self.proc.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    if not Path(CHROMIUM).is_file():
+        _unavailable(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    root = tmp_path_factory.mktemp("lab-root")
+    for chapter in CHAPTERS:
+        path = root / chapter / f"{chapter}.ipynb"
+        path.parent.mkdir()
+        nbformat.write(submissions.reference(chapter), str(path))
+    server = Lab(root, tmp_path_factory.mktemp("lab-home")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(lab, tmp_path_factory):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Python playwright is not installed")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+        yield context
+        context.close()
+
+
+def _fail(page, chapter: str, message: str):
+    page.screenshot(path=str(SCREENSHOTS / f"{chapter}-failure.png"), full_page=True)
+    pytest.fail(f"{chapter}: {message}", pytrace=False)
+
+
+def _open_and_run(page, lab: Lab, chapter: str) -> None:
+    url = f"{lab.url}/lab/workspaces/{chapter}/tree/{chapter}/{chapter}.ipynb?reset&token={lab.token}"
+    page.goto(url, wait_until="domcontentloaded", timeout=60_000)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook .jp-Cell", timeout=60_000)
+    # the kernel is up when the server says it is idle with a client connected, and the toolbar agrees
+    deadline = time.monotonic() + 90
+    while not any(k.get("connections", 0) >= 1 and k.get("execution_state") == "idle"
+                  for k in lab.api("GET", "/api/kernels") or []):
+        if time.monotonic() > deadline:
+            _fail(page, chapter, f"the kernel did not start: {lab.api('GET', '/api/kernels')}")
+        page.wait_for_timeout(300)
+    page.wait_for_function(
+        """() => { const s = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+                   return s && s.getAttribute('data-status') === 'idle'; }""", timeout=60_000)
+    for attempt in range(3):  # Run > Run All Cells; again if nothing started (a kernel still settling)
+        page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()
+        try:
+            page.wait_for_function(
+                """() => [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt')]
+                         .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))""", timeout=10_000)
+            break
+        except Exception:  # noqa: BLE001 - playwright's TimeoutError
+            page.keyboard.press("Escape")
+    else:
+        _fail(page, chapter, "Run All Cells started nothing")
+    deadline = time.monotonic() + RUN_ALL_SECONDS
+    code_cells = page.locator(".jp-NotebookPanel .jp-CodeCell").count()
+    while True:
+        state = page.evaluate("""() => {
+            const prompts = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell .jp-InputArea-prompt')]
+                .map(p => p.textContent.trim());
+            const s = document.querySelector('.jp-NotebookPanel .jp-Notebook-ExecutionIndicator');
+            return {done: prompts.filter(t => /^\\[\\d+\\]:$/.test(t)).length,
+                    waiting: prompts.filter(t => t.includes('*')).length,
+                    status: s && s.getAttribute('data-status')};
+        }""")
+        if state["done"] == code_cells and not state["waiting"] and state["status"] == "idle":
+            return
+        if time.monotonic() > deadline:
+            _fail(page, chapter, f"Run All did not finish in {RUN_ALL_SECONDS} s: {state}, {code_cells} code cells")
+        page.wait_for_timeout(500)
+
+
+def _move_first_control(widget) -> str:
+    """Change the first control of a widget; the kind of control that was changed."""
+    slider = widget.locator(".widget-slider .noUi-handle").first
+    if slider.count():
+        slider.focus()
+        before = widget.locator(".widget-slider .widget-readout").first.inner_text()
+        slider.press("ArrowRight")
+        if widget.locator(".widget-slider .widget-readout").first.inner_text() == before:
+            slider.press("ArrowLeft")  # it was at its maximum
+            slider.press("ArrowLeft")
+        return "slider"
+    select = widget.locator(".widget-dropdown select").first
+    if select.count():
+        options = select.locator("option")
+        current = select.input_value()
+        values = [options.nth(i).get_attribute("value") for i in range(options.count())]
+        select.select_option(next(v for v in values if v != current))
+        return "dropdown"
+    toggle = widget.locator(".widget-toggle-buttons button:not(.mod-active)").first
+    if toggle.count():
+        toggle.click()
+        return "toggle buttons"
+    checkbox = widget.locator(".widget-checkbox input").first
+    if checkbox.count():
+        checkbox.click()
+        return "checkbox"
+    button = widget.locator("button.jupyter-button").first
+    button.click()
+    return "button"
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_widgets_render_and_respond(browser, lab, chapter):
+    SCREENSHOTS.mkdir(exist_ok=True)
+    expected = widget_cells(submissions.reference(chapter))
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        started = time.monotonic()
+        _open_and_run(page, lab, chapter)
+        ran = time.monotonic() - started
+        page.wait_for_timeout(500)  # the last widget views attach
+
+        outputs = page.locator(".jp-NotebookPanel .jp-OutputArea-output")
+        texts = outputs.all_inner_texts()
+        for bad in BAD_TEXTS:
+            hit = next((t for t in texts if bad in t), None)
+            if hit is not None:
+                _fail(page, chapter, f"an output shows {bad!r}: {hit[:300]!r}")
+        tracebacks = page.locator('.jp-NotebookPanel .jp-OutputArea-output[data-mime-type='
+                                  '"application/vnd.jupyter.stderr"]', has_text="Traceback")
+        if page.locator(".jp-NotebookPanel .jp-RenderedText[data-mime-type='application/vnd.jupyter.error']"
+                        ).count() or tracebacks.count():
+            _fail(page, chapter, "a cell raised an error")
+        views = page.locator(".jp-NotebookPanel .jp-OutputArea-output:has(> .jupyter-widgets.widget-vbox)")
+        found = views.count()
+        if found < max(expected, 1):
+            _fail(page, chapter, f"{found} widget views rendered, {expected} widget cells in the notebook")
+        for i in range(found):  # every widget view is drawn with controls and a plot or a readout
+            view = views.nth(i)
+            if not view.locator(".widget-inline-hbox, .widget-button, .widget-dropdown, .widget-slider").count():
+                _fail(page, chapter, f"widget {i} has no controls")
+            view.screenshot(path=str(SCREENSHOTS / f"{chapter}-widget{i}.png"), animations="disabled")
+
+        widget = views.first.locator(".jupyter-widgets.widget-vbox").first
+        widget.scroll_into_view_if_needed()
+        page.wait_for_timeout(300)
+        before_image = widget.screenshot(path=str(SCREENSHOTS / f"{chapter}-widget-before.png"), animations="disabled")
+        before_text = widget.inner_text()
+        kind = _move_first_control(widget)
+        deadline = time.monotonic() + CHANGE_SECONDS
+        previous, changed = before_image, False
+        while True:  # wait for the picture and the text to change, then for the picture to settle
+            page.wait_for_timeout(300)
+            image = widget.screenshot(animations="disabled")
+            changed = changed or (image != before_image and widget.inner_text() != before_text)
+            if changed and image == previous:
+                widget.screenshot(path=str(SCREENSHOTS / f"{chapter}-widget-after.png"), animations="disabled")
+                break
+            previous = image
+            if time.monotonic() > deadline:
+                widget.screenshot(path=str(SCREENSHOTS / f"{chapter}-widget-after.png"), animations="disabled")
+                _fail(page, chapter, f"moving the first {kind} of the first widget changed "
+                                     f"{'nothing' if image == before_image else 'the picture only'} "
+                                     f"in {CHANGE_SECONDS} s")
+        plot = widget.locator(".widget-output img, .jp-OutputArea-output img").first
+        assert plot.count() == 0 or plot.bounding_box()["height"] > 50, "the widget's plot is not drawn"
+        assert not [e for e in errors if "widget" in e.lower()], errors
+        print(f"{chapter}: ran in {ran:.1f} s, {found} widgets, moved a {kind}")
+    finally:
+        page.close()
+        lab.shutdown_kernels()
