@@ -12,6 +12,7 @@ import os
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+os.makedirs(os.path.join(ROOT, "grading"), exist_ok=True)  # gitignored: absent in a fresh clone
 
 c.CourseDirectory.course_id = "dlcourse"
 c.CourseDirectory.root = ROOT

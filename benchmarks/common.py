@@ -33,6 +33,7 @@ def machine() -> dict:
     return {"python": sys.version.split()[0], "platform": platform.platform(),
             "cpus": os.cpu_count(), "cpus_usable": len(os.sched_getaffinity(0)),
             "memory_gb": round(psutil.virtual_memory().total / 1024 ** 3, 1),
+            "load_average": [round(x, 2) for x in os.getloadavg()],
             "when": datetime.datetime.now().isoformat(timespec="seconds")}
 
 
@@ -74,3 +75,13 @@ def fmt(value, digits=1, unit=""):
     if value is None:
         return "-"
     return f"{value:.{digits}f}{unit}"
+
+
+def load_warning(cores: int | None = None) -> str | None:
+    """A line to print when the machine is busy with other work (timings are then pessimistic)."""
+    cores = cores or len(os.sched_getaffinity(0))
+    one, five, _ = os.getloadavg()
+    if five > 0.75 * cores:
+        return (f"note: load average {one:.1f} / {five:.1f} (1 / 5 min) on {cores} cores: other work shares "
+                f"the machine, timings are pessimistic")
+    return None

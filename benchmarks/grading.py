@@ -44,7 +44,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from .common import ROOT, child_env, fmt, machine, median, setup_process_env, table, write_json
+from .common import ROOT, load_warning, child_env, fmt, machine, median, setup_process_env, table, write_json
 
 PATTERN = ["correct", "partial", "correct", "untouched", "partial", "correct", "hang", "partial", "correct",
            "json", "correct", "partial", "untouched", "correct", "partial", "exit", "correct", "partial",
@@ -663,7 +663,11 @@ def main(argv=None) -> int:
             data["overhead"] = measure_overhead(chapters, work)
         if args.check_determinism:
             data["determinism"] = check_determinism(work, chapters)
+        data["machine_at_end"] = machine()
         report(data)
+        warning = load_warning()
+        if warning:
+            print(warning)
     finally:
         path = write_json("grading", data)
         print(f"\nresults: {path.relative_to(ROOT)}" + (f"; work folder kept: {work}" if args.keep else ""))

@@ -25,14 +25,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import os
 import sys
 import tempfile
 import threading
 import time
 import traceback
 
-from .common import ROOT, fmt, machine, median, setup_process_env, table, write_json
+from .common import ROOT, load_warning, fmt, machine, median, setup_process_env, table, write_json
 
 BUDGET_SECONDS = 60.0
 BUDGET_MB = 1536.0
@@ -377,6 +376,7 @@ def main(argv=None) -> int:
             parser.error(f"unknown chapters: {', '.join(unknown)} (known: {', '.join(selected)})")
         selected = [c for c in selected if c in wanted]
 
+    start_machine = machine()
     results = []
     for chapter in selected:
         entry = {"chapter": chapter, "execution": None, "widgets": None}
@@ -398,7 +398,10 @@ def main(argv=None) -> int:
         results.append(entry)
 
     print_report(results)
-    path = write_json("notebooks", {"machine": machine(), "budgets": {
+    warning = load_warning()
+    if warning:
+        print(warning)
+    path = write_json("notebooks", {"machine": machine(), "machine_at_start": start_machine, "budgets": {
         "chapter_seconds": BUDGET_SECONDS, "chapter_mb": BUDGET_MB, "widget_median_ms": BUDGET_WIDGET_MS},
         "chapters": results})
     print(f"\nresults: {path.relative_to(ROOT)}")
