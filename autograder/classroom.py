@@ -147,6 +147,8 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     log.setLevel(logging.INFO)
     try:
         tasks, warnings = discover(source)
+        for task in tasks:  # no sandbox sees the class or the grading outputs
+            task["hide"] = [str(source.resolve()), str(target.resolve())]
         for warning in warnings:
             log.warning(warning)
         jobs = jobs or os.cpu_count() or 1

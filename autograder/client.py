@@ -37,6 +37,11 @@ DEFAULT_LIMITS = {
 }
 
 
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# what no sandbox may see: reference solutions and hidden tests, their history, grading state
+HIDDEN_FROM_SANDBOX = tuple(os.path.join(_REPO, name) for name in ("solutions", ".git", "grading", "autograder"))
+
+
 class SandboxError(Exception):
     """The sandbox died, hung past its limit, or broke the protocol."""
 
@@ -74,8 +79,9 @@ def remote_error(type_name: str, message: str) -> RemoteError:
 
 
 class Sandbox:
-    def __init__(self, limits: dict | None = None, preload: tuple = ()):
+    def __init__(self, limits: dict | None = None, preload: tuple = (), hide: tuple = ()):
         self.limits = {**DEFAULT_LIMITS, **(limits or {})}
+        self.hide = [str(p) for p in (*HIDDEN_FROM_SANDBOX, *hide)]
         self.preload = list(preload)
         self.proc = None       # a Popen when started as its own process
         self.pid = None        # the sandbox's process (and process group) id
@@ -95,7 +101,7 @@ class Sandbox:
         zygote = Zygote.get() if os.environ.get("AUTOGRADER_ZYGOTE", "1") != "0" else None
         if zygote is not None:
             try:
-                self.sock, self.pid = zygote.spawn(self.workdir, self.limits, user)
+                self.sock, self.pid = zygote.spawn(self.workdir, self.limits, user, self.hide)
                 return self
             except OSError:
                 Zygote.reset()
@@ -106,7 +112,7 @@ class Sandbox:
             "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
             "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
             "AUTOGRADER_SANDBOX": json.dumps({"fd": theirs.fileno(), "limits": self.limits,
-                                              "preload": self.preload}),
+                                              "preload": self.preload, "hide": self.hide}),
         }
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-c", "from autograder.sandbox import main; main()"],
@@ -277,6 +283,9 @@ class Sandbox:
             self._raise(reply)
         return reply["value"]
 
+    def isolation(self) -> str:
+        return self.simple("isolation")
+
     def release(self) -> None:
         """Forget every handle (between test cells)."""
         if self.dead is None and self.handles:
@@ -338,10 +347,10 @@ class Zygote:
         import atexit
         atexit.register(self.close)
 
-    def spawn(self, workdir: str, limits: dict, user) -> tuple[socket.socket, int]:
+    def spawn(self, workdir: str, limits: dict, user, hide=()) -> tuple[socket.socket, int]:
         ours, theirs = socket.socketpair()
         try:
-            request = json.dumps({"workdir": workdir, "limits": limits, "user": user}).encode()
+            request = json.dumps({"workdir": workdir, "limits": limits, "user": user, "hide": list(hide)}).encode()
             socket.send_fds(self.control, [request], [theirs.fileno()])
             self.control.settimeout(120)
             reply = self.control.recv(4096)

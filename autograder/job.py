@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from pathlib import Path
 
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
@@ -55,8 +56,8 @@ def _preload(notebook, chapter: Chapter) -> tuple[str, ...]:
 class Runner:
     """A sandbox with the notebook's code in it, restarted (code replayed) after a crash or timeout."""
 
-    def __init__(self, cells, limits, preload, budget_end, max_starts=3):
-        self.cells, self.limits, self.preload = cells, limits, preload
+    def __init__(self, cells, limits, preload, budget_end, max_starts=3, hide=()):
+        self.cells, self.limits, self.preload, self.hide = cells, limits, preload, tuple(hide)
         self.budget_end, self.starts, self.max_starts = budget_end, 0, max_starts
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
@@ -70,7 +71,7 @@ class Runner:
             self.box = None
         while self.starts < self.max_starts and time.monotonic() < self.budget_end:
             self.starts += 1
-            box = Sandbox(self.limits, self.preload).start()
+            box = Sandbox(self.limits, self.preload, self.hide).start()
             current = "prelude"
             try:
                 box.run_cell(PRELUDE, "prelude")
@@ -117,7 +118,10 @@ def grade_submission(task: dict) -> dict:
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    runner = Runner(cells, limits, _preload(notebook, chapter), started + limits["notebook_seconds"])
+    hide = list(task.get("hide") or [])
+    if task.get("path"):
+        hide.append(str(Path(task["path"]).resolve().parents[2]))  # the class: other students' work
+    runner = Runner(cells, limits, _preload(notebook, chapter), started + limits["notebook_seconds"], hide=hide)
     verdicts: list[CellVerdict] = []
     status = "graded"
     try:

@@ -130,6 +130,59 @@ def install_policy(workdir: str, watch_functions: tuple) -> None:
     sys.addaudithook(hook)
 
 
+CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
+
+
+def isolate(hide: list[str], workdir: str) -> str:
+    """Hide paths from this process at the OS level; returns how ("mount namespace" or why not).
+
+    The audit hook is a Python-level policy, and Python code that pokes raw memory
+    (ctypes, numpy strides) could get around it. So a sandbox also gets its own
+    mount namespace, where the solutions, the repository's history, the grading
+    state and the class's submissions and outputs are empty read-only mounts, and
+    /proc (a way into other processes' views of the file system) is hidden; then
+    it drops every capability, so it cannot undo any of it.
+    """
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def call(name, *args):
+        if getattr(libc, name)(*args) != 0:
+            raise OSError(ctypes.get_errno(), f"{name} failed")
+
+    try:
+        workdir = os.path.realpath(workdir)
+        keep = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)  # noqa: F841 - kept for symmetry of close
+        if os.geteuid() == 0:
+            call("unshare", CLONE_NEWNS)
+        else:
+            uid, gid = os.geteuid(), os.getegid()
+            call("unshare", CLONE_NEWNS | CLONE_NEWUSER)
+            for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
+                               ("/proc/self/gid_map", f"{gid} {gid} 1")):
+                with open(path, "w") as f:
+                    f.write(text)
+        call("mount", b"none", b"/", None, MS_REC | MS_PRIVATE, None)
+        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+        for path in sorted({os.path.realpath(p) for p in hide if p and os.path.isdir(p)}, key=len):
+            if workdir == path or workdir.startswith(path + "/"):
+                continue
+            call("mount", b"tmpfs", path.encode(), b"tmpfs", flags, b"size=16k,mode=555")
+        os.close(keep)
+        call("mount", b"tmpfs", b"/proc", b"tmpfs", flags, b"size=16k,mode=555")
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        for cap in range(64):
+            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
+        header = (ctypes.c_uint32 * 2)(0x20080522, 0)   # _LINUX_CAPABILITY_VERSION_3, this process
+        data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: nothing
+        call("capset", header, data)
+        return "mount namespace"
+    except (OSError, AttributeError) as exc:
+        return f"audit hook only ({exc})"
+
+
 class Server:
     """Serves the trusted grader's requests; re-entrant for callbacks into the grader."""
 
@@ -199,6 +252,8 @@ class Server:
                 self.reply(enc, ok=True, value=isinstance(dec(header["obj"]), dec(header["cls"])))
             elif op == "trace":
                 self.reply(enc, ok=True, value=enc(self.trace(dec(header["obj"]), dec(header["example"]))))
+            elif op == "isolation":
+                self.reply(enc, ok=True, value=getattr(self, "isolation", "unknown"))
             elif op == "release":
                 self.objects.clear()
                 self.ids.clear()
@@ -257,6 +312,24 @@ class Server:
             self.serve(header, buffers)
 
 
+def _disarm_ctypes() -> None:
+    """Raw-memory functions of ctypes call no audit hook: replace them (preloaded libraries imported ctypes)."""
+    ctypes = sys.modules.get("ctypes")
+    if ctypes is None:
+        return
+
+    def denied(*args, **kwargs):
+        raise PermissionError("sandbox: raw memory access is not allowed while grading")
+    for name in ("memmove", "memset", "string_at", "wstring_at", "cast", "pythonapi", "CDLL", "PyDLL",
+                 "cdll", "pydll", "CFUNCTYPE", "PYFUNCTYPE"):
+        if hasattr(ctypes, name):
+            setattr(ctypes, name, denied)
+    low = sys.modules.get("_ctypes")
+    for name in ("_memmove_addr", "_memset_addr", "_string_at_addr", "_wstring_at_addr", "_cast_addr"):
+        if low is not None and hasattr(low, name):
+            delattr(low, name)
+
+
 class CappedOutput(io.TextIOBase):
     """stdout and stderr of the student's code: kept up to a cap, silently dropped beyond it.
 
@@ -296,8 +369,10 @@ def _describe(exc: BaseException) -> dict:
     return {"type": type(exc).__name__, "message": text}
 
 
-def serve(sock: socket.socket, workdir: str, limits: dict) -> None:
-    """Become the sandbox: capped output, limits, the audit policy, then answer requests. Never returns."""
+def serve(sock: socket.socket, workdir: str, limits: dict, hide=()) -> None:
+    """Become the sandbox: hidden paths, capped output, limits, the audit policy, then answer requests."""
+    isolation = isolate(list(hide), workdir) if hide else "audit hook only"
+    workdir = os.getcwd()
     out = os.open(os.path.join(workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
@@ -305,9 +380,11 @@ def serve(sock: socket.socket, workdir: str, limits: dict) -> None:
     sys.stdout = sys.stderr = CappedOutput(int(limits.get("output_bytes", 0)) or 1 << 20)
     from dlcourse.testing import Watch, _torch_dir
     _torch_dir()
+    _disarm_ctypes()
     _apply_limits(limits)
     install_policy(workdir, (Watch.__enter__, Watch.__exit__, Watch._profile, Watch._trace))
     server = Server(sock, Watch)
+    server.isolation = isolation
     try:
         server.loop()
     except BaseException:  # noqa: BLE001
@@ -323,7 +400,7 @@ def main() -> None:
     import numpy  # noqa: F401 - preload what every chapter uses, before the policy
     for name in config.get("preload", []):
         __import__(name)
-    serve(sock, os.getcwd(), config.get("limits", {}))
+    serve(sock, os.getcwd(), config.get("limits", {}), config.get("hide", ()))
 
 
 def zygote_main() -> None:
@@ -364,7 +441,8 @@ def zygote_main() -> None:
                     os.setgroups([])
                     os.setgid(request["user"][1])
                     os.setuid(request["user"][0])
-                serve(socket.socket(fileno=fds[0]), request["workdir"], request.get("limits", {}))
+                serve(socket.socket(fileno=fds[0]), request["workdir"], request.get("limits", {}),
+                      request.get("hide", ()))
             finally:
                 os._exit(1)
         for fd in fds:
