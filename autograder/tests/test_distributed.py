@@ -18,7 +18,7 @@ def grade(folder, out, *extra):
     return (out / "tests.csv").read_text()
 
 
-def test_dask_cluster_gives_the_same_scores(tmp_path):
+def test_parallel_sequential_and_dask_give_the_same_scores(tmp_path):
     from distributed import LocalCluster
     chapter = chapters()[1]
     chapter, replace, _ = next(g for g in mutant_groups() if g[0] == chapter)
@@ -26,6 +26,7 @@ def test_dask_cluster_gives_the_same_scores(tmp_path):
                                                ("stub", chapter): untouched(chapter),
                                                ("wrong", chapter): filled(chapter, replace)})
     local = grade(folder, tmp_path / "local")
+    assert grade(folder, tmp_path / "sequential", "GRADE_JOBS=1") == local, "parallel and sequential differ"
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
                       dashboard_address=None) as cluster:
         assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
