@@ -56,6 +56,7 @@ def discover(submissions: Path) -> tuple[list[dict], list[str]]:
 
 
 def _init_worker():
+    """Warm a grading process before its first job: threads, torch for the oracles, the sandbox zygote."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     try:
@@ -63,6 +64,10 @@ def _init_worker():
         torch.set_num_threads(1)
     except ImportError:
         pass
+    import dlcourse.testing  # noqa: F401
+    from .client import Zygote
+    if os.environ.get("AUTOGRADER_ZYGOTE", "1") != "0":
+        Zygote.get()
 
 
 def _safe_job(task: dict) -> dict:
@@ -99,7 +104,9 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
             _progress(results[-1], len(results), len(tasks))
         return results
     results: dict[int, dict] = {}
-    pending = list(range(len(tasks)))
+    # the slowest chapters first, so that workers finish together
+    weight = {"ch04_cnn": 0, "ch06_transformers": 1, "ch05_rnn": 2}
+    pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i]["assignment"], 9))
     for attempt in range(3):  # a worker process that dies takes a fresh pool, not the class
         if not pending:
             break

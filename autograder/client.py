@@ -32,7 +32,8 @@ DEFAULT_LIMITS = {
     "memory_bytes": 3 * 1024 ** 3,   # address space; torch alone maps ~0.7 GB
     "cpu_seconds": 600,              # the whole sandbox lifetime
     "output_bytes": 2 * 1024 ** 2,   # what the student's code may print, in all
-    "cell_seconds": 60,              # wall time per cell and per test cell
+    "cell_seconds": 60,              # wall time per test cell
+    "setup_seconds": 15,             # wall time per notebook cell run before the tests (they only define things)
     "notebook_seconds": 300,         # wall time for one submission, replays included
 }
 

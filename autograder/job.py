@@ -79,7 +79,7 @@ class Runner:
                     if name in self.fatal:
                         continue
                     current = name
-                    seconds = min(self.limits["cell_seconds"], max(1.0, self.budget_end - time.monotonic()))
+                    seconds = min(self.limits["setup_seconds"], max(1.0, self.budget_end - time.monotonic()))
                     error = box.run_cell(code, name, seconds)
                     if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"

@@ -94,13 +94,17 @@ def totals(result: dict) -> tuple[float, float]:
     return round(score, 4), maximum
 
 
+_EXPORTER = []
+
+
 def feedback_html(result: dict, total: float, maximum: float) -> str:
-    from nbconvert import HTMLExporter
+    if not _EXPORTER:  # building the exporter (templates, filters) costs more than using it
+        from nbconvert import HTMLExporter
+        _EXPORTER.append(HTMLExporter(sanitize_html=True, exclude_input_prompt=True, exclude_output_prompt=True))
     nb = autograded_notebook(result) or nbformat.v4.new_notebook()
     nb = copy.deepcopy(nb)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result, total, maximum)))
-    exporter = HTMLExporter(sanitize_html=True, exclude_input_prompt=True, exclude_output_prompt=True)
-    body, _ = exporter.from_notebook_node(nb)
+    body, _ = _EXPORTER[0].from_notebook_node(nb)
     return body
 
 

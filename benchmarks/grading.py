@@ -139,7 +139,8 @@ def run_ours(class_dir: Path, out: Path, jobs: int) -> dict:
             "seconds": r.get("seconds", 0.0), "status": r["status"], "restarts": r.get("restarts", 0),
             "score": round(sum(c["score"] for c in r["cells"]), 4), "points": points,
             "test_seconds": round(sum(c.get("seconds", 0.0) for c in r["cells"]), 3),
-            "problems": len(r.get("problems", [])), "cell_errors": list(r.get("cell_errors", {}))}
+            "problems": len(r.get("problems", [])), "cell_errors": list(r.get("cell_errors", {})),
+            **({"problem_texts": r.get("problems", [])} if r["status"] not in ("graded", "limit") else {})}
     result["notebooks"] = per
     result["count"] = len(per)
     result["per_minute"] = round(60 * len(per) / wall, 2) if wall and per else None
@@ -532,6 +533,10 @@ def report(data: dict) -> None:
              fmt(100 * v["mean_score_fraction"], 0, "%"), v["restarts"], ",".join(v["statuses"])]
             for v in data["ours_by_kind"].values()]
     print(table(rows, ["chapter", "kind", "n", "s/notebook", "tests s", "score", "restarts", "status"]))
+    for key, r in sorted(ours["notebooks"].items()):
+        if r.get("problem_texts"):
+            print(f"  {key} ({data['manifest'].get(key, {}).get('kind', '?')}): {r['status']}: "
+                  + " | ".join(p[:200] for p in r["problem_texts"]))
 
     if stock:
         print("\nStock nbgrader, per chapter (autograde --ExecutePreprocessor.timeout=60)")
