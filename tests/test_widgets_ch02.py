@@ -12,6 +12,7 @@ import pytest
 
 from autograder.reference import load
 from dlcourse.widgets import ch02
+from tests.helpers import counting
 
 CHAPTER = "ch02_universal_approximation"
 
@@ -125,3 +126,67 @@ def test_sawtooth_explorer_names_missing_function(ref):
     explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant, count_linear_pieces=_stub)
     explorer.controls["depth"].value = 4
     assert "count_linear_pieces" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_interpolant_error_curve_is_cached_per_target(ref):
+    relu_interpolant = counting(ref.relu_interpolant)
+    explorer = ch02.interpolant_explorer(relu_interpolant=relu_interpolant, mlp_forward=ref.mlp_forward)
+    assert len(relu_interpolant.calls) == 1 + ch02.MAX_WIDTH  # the current width, then the curve 1..40
+    explorer.controls["width"].value = 12
+    explorer.controls["show_units"].value = False
+    assert len(relu_interpolant.calls) == 1 + ch02.MAX_WIDTH + 2  # only the current width, twice
+    assert "m = 12 hidden units" in explorer.readout.value
+    explorer.controls["target"].value = "|x|"
+    assert len(relu_interpolant.calls) == 2 * (1 + ch02.MAX_WIDTH) + 2  # a new target: a new curve
+    explorer.controls["target"].value = "sin(x)"
+    assert len(relu_interpolant.calls) == 2 * (1 + ch02.MAX_WIDTH) + 3  # served from the cache
+
+
+def test_interpolant_cache_never_serves_another_function(ref):
+    cache = ch02.RenderCache()
+    _, good = ch02.render_interpolant("sin(x)", 8, relu_interpolant=ref.relu_interpolant,
+                                      mlp_forward=ref.mlp_forward, cache=cache)
+
+    def shifted(knots, values):  # a re-run exercise cell: a new function object, other results
+        W1, b1, W2, b2 = ref.relu_interpolant(knots, values)
+        return W1, b1, W2, b2 + 0.5
+
+    shifted = counting(shifted)
+    fig, text = ch02.render_interpolant("sin(x)", 8, relu_interpolant=shifted, mlp_forward=ref.mlp_forward,
+                                        cache=cache)
+    assert len(shifted.calls) == 1 + ch02.MAX_WIDTH and cache.misses == 2 and cache.hits == 0
+    assert _number(r"sup error = ([0-9.e+-]+)", text) >= 0.5
+    # the error curve drawn (right panel, first line) is the new function's: every error >= 0.5
+    assert min(fig.axes[1].get_lines()[0].get_ydata()) >= 0.5
+
+
+def test_regions_revisited_settings_are_served_from_cache(ref):
+    activation_patterns = counting(ref.activation_patterns)
+    explorer = ch02.regions_explorer(activation_patterns=activation_patterns, zaslavsky_bound=ref.zaslavsky_bound)
+    first = explorer.readout.value
+    explorer.controls["seed"].value = 3
+    assert len(activation_patterns.calls) == 2 and explorer.readout.value != first
+    explorer.controls["seed"].value = 0
+    assert len(activation_patterns.calls) == 2 and explorer.readout.value == first
+    assert explorer.render_function.keywords["cache"].hits == 1
+    # the student's function sees the whole grid
+    assert activation_patterns.calls[0][2].shape[0] == ch02.REGIONS_RESOLUTION ** 2
+    other = counting(ref.activation_patterns)  # a re-run exercise cell: computed afresh
+    ch02.render_regions(5, 1, 0, activation_patterns=other, zaslavsky_bound=ref.zaslavsky_bound,
+                        cache=explorer.render_function.keywords["cache"])
+    assert len(other.calls) == 1
+
+
+def test_sawtooth_revisited_depth_is_served_from_cache(ref):
+    relu_interpolant, count_linear_pieces = counting(ref.relu_interpolant), counting(ref.count_linear_pieces)
+    explorer = ch02.sawtooth_explorer(relu_interpolant=relu_interpolant, count_linear_pieces=count_linear_pieces)
+    first = explorer.readout.value
+    explorer.controls["depth"].value = 6
+    assert "has 64 units and count_linear_pieces finds 64 pieces" in explorer.readout.value
+    explorer.controls["depth"].value = 3
+    assert explorer.readout.value == first and explorer.last_figure is not None
+    assert len(relu_interpolant.calls) == len(count_linear_pieces.calls) == 2
+    other = counting(ref.count_linear_pieces)  # a re-run exercise cell: computed afresh
+    ch02.render_sawtooth(3, relu_interpolant=relu_interpolant, count_linear_pieces=other,
+                         cache=explorer.render_function.keywords["cache"])
+    assert len(other.calls) == 1

@@ -7,6 +7,7 @@ import pytest  # noqa: E402
 
 from autograder.reference import load  # noqa: E402
 from dlcourse.widgets import ch03  # noqa: E402
+from tests.helpers import counting
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +74,18 @@ def test_mode_cost_names_missing_functions(ref):
     assert "jvp" in explorer.readout.value and "not written yet" in explorer.readout.value
     explorer = ch03.mode_cost_explorer(jvp=ref.jvp, Value=_StubValue)
     assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_mode_cost_measures_each_size_once(ref):
+    jvp = counting(ref.jvp)
+    explorer = ch03.mode_cost_explorer(jvp=jvp, Value=ref.Value)
+    first = explorer.readout.value
+    assert len(jvp.calls) == 1 + 2 + 4 + 8 + 16  # n = 16 and the powers of two below
+    explorer.controls["n"].value = 40
+    assert len(jvp.calls) == 31 + 32 + 40  # only the sizes not measured yet
+    explorer.controls["n"].value = 16
+    assert len(jvp.calls) == 31 + 32 + 40 and explorer.readout.value == first
+    # a re-run exercise cell (a new function object) is measured afresh, never served stale
+    other = counting(ref.jvp)
+    _, text = ch03.render_mode_cost(16, jvp=other, Value=ref.Value, cache=explorer.render_function.keywords["cache"])
+    assert len(other.calls) == 31 and "forward mode 16 passes" in text

@@ -7,6 +7,7 @@ import pytest  # noqa: E402
 
 from autograder.reference import load  # noqa: E402
 from dlcourse.widgets import ch08  # noqa: E402
+from tests.helpers import counting
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +98,22 @@ def test_targets_names_missing_function(ref, missing):
     needs = {"cross_entropy": ref.cross_entropy, "distillation_loss": ref.distillation_loss, missing: stub}
     ex = ch08.targets_explorer(**needs)
     assert missing in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_activation_stats_scheme_change_is_served_from_cache(ref):
+    activation_stds = counting(ref.activation_stds)
+    ex = ch08.activation_stats_explorer(activation_stds=activation_stds)
+    assert len(activation_stds.calls) == 3  # one curve per scheme
+    first = ex.readout.value
+    ex.controls["scheme"].value = "xavier"  # the curves do not depend on the selected scheme
+    assert len(activation_stds.calls) == 3 and ex.readout.value != first and "xavier + relu" in ex.readout.value
+    ex.controls["depth"].value = 7
+    assert len(activation_stds.calls) == 6 and "std at layer 7" in ex.readout.value
+    ex.controls["depth"].value = 20
+    ex.controls["scheme"].value = "he"
+    assert len(activation_stds.calls) == 6 and ex.readout.value == first
+    # a re-run exercise cell (a new function object) is computed afresh, never served stale
+    halved = counting(lambda *args, **kwargs: 0.5 * ref.activation_stds(*args, **kwargs))
+    _, text = ch08.render_activation_stats("he", "relu", 20, activation_stds=halved,
+                                           cache=ex.render_function.keywords["cache"])
+    assert len(halved.calls) == 3 and text != first

@@ -5,12 +5,20 @@ wires it to ipywidgets controls through ``Explorer`` with the student's function
 """
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import hsv_to_rgb
 
-from .explorer import Explorer
+from .explorer import Explorer, RenderCache, cached
+
+
+def _frozen(array):
+    array = np.asarray(array, dtype=float)
+    array.flags.writeable = False
+    return array
 
 
 # ------------------------------------------------------------------ the interpolant of a target
@@ -41,27 +49,50 @@ def _interpolant_error(target, width, relu_interpolant, mlp_forward, grid):
     return weights, y, float(np.max(np.abs(y - f(grid))))
 
 
-def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interpolant, mlp_forward):
+def _sup_error_curve(target, relu_interpolant, mlp_forward, grid):
+    """Sup error of the interpolant for every width 1..MAX_WIDTH (independent of the width slider)."""
+    return _frozen([_interpolant_error(target, int(w), relu_interpolant, mlp_forward, grid)[2]
+                    for w in range(1, MAX_WIDTH + 1)])
+
+
+def _hinge_polyline(W1, b1, W2, a, b):
+    """The hinge units c_j relu(w_j x + b_j) on [a, b] as one NaN-separated polyline: each unit is
+    affine on either side of its hinge -b_j / w_j, so its end points and hinge draw it exactly."""
+    xs, ys = [], []
+    for w, c, v in zip(W1[:, 0], b1, W2[0]):
+        pts = [a, b]
+        if w != 0 and a < -c / w < b:
+            pts.insert(1, -c / w)
+        pts = np.array(pts)
+        xs.append(np.append(pts, np.nan))
+        ys.append(np.append(v * np.maximum(w * pts + c, 0.0), np.nan))
+    if not xs:
+        return np.array([]), np.array([])
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interpolant, mlp_forward,
+                       cache=None):
     """The ReLU interpolant of ``target`` on ``width + 1`` equally spaced knots, its hinge units and
-    the sup error against width (right)."""
+    the sup error against width (right). The error curve depends on the target and the student's
+    functions only: with a ``RenderCache`` it is computed once per target."""
     f, a, b = TARGETS[target]
     grid = np.linspace(a, b, 801)
     weights, y, err = _interpolant_error(target, width, relu_interpolant, mlp_forward, grid)
     W1, b1, W2, b2 = (np.asarray(w, dtype=float) for w in weights)
     m = W1.shape[0]
     widths = np.arange(1, MAX_WIDTH + 1)
-    errors = np.array([_interpolant_error(target, int(w), relu_interpolant, mlp_forward, grid)[2]
-                       for w in widths])
+    errors = cached(cache, ("sup error curve", target, len(grid), relu_interpolant, mlp_forward),
+                     lambda: _sup_error_curve(target, relu_interpolant, mlp_forward, grid))
 
     fig, (ax, ax_err) = plt.subplots(1, 2, figsize=(9, 3.3), gridspec_kw={"width_ratios": [1.6, 1]})
+    fig.subplots_adjust(left=0.045, right=0.985, bottom=0.14, top=0.92, wspace=0.13)  # tight_layout is slow
     fy = f(grid)
     lo, hi = fy.min(), fy.max()
     pad = 0.25 * (hi - lo + 1e-12)
-    if show_units:
-        for j in range(m):
-            unit = W2[0, j] * np.maximum(W1[j, 0] * grid + b1[j], 0.0)
-            ax.plot(grid, unit, color="tab:gray", lw=0.7, ls="--", alpha=0.6,
-                    label="hinge units $c_i(x-x_i)_+$" if j == 0 else None)
+    if show_units and m:
+        ux, uy = _hinge_polyline(W1, b1, W2, a, b)
+        ax.plot(ux, uy, color="tab:gray", lw=0.7, ls="--", alpha=0.6, label="hinge units cᵢ(x − xᵢ)₊")
     ax.plot(grid, fy, color="black", lw=2, alpha=0.35, label="target")
     ax.plot(grid, y, color="tab:blue", lw=1.5, label=f"network, {m} units")
     knots = np.linspace(a, b, width + 1)
@@ -76,9 +107,9 @@ def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interp
     ax_err.loglog(widths[positive], errors[positive], ".-", color="tab:blue", lw=1, ms=3)
     m_last = widths[positive][-1] if positive.any() else MAX_WIDTH
     anchor = errors[positive][-1] if positive.any() else 1e-12
-    ax_err.loglog(widths, anchor * (m_last / widths) ** 2, ":", color="gray", lw=1, label="$\\propto 1/m^2$")
+    ax_err.loglog(widths, anchor * (m_last / widths) ** 2, ":", color="gray", lw=1, label="∝ 1/m²")
     ax_err.loglog(widths, anchor * np.sqrt(m_last / widths), "--", color="gray", lw=0.8,
-                  label="$\\propto 1/\\sqrt{m}$")
+                  label="∝ 1/√m")
     if err > 1e-14:
         ax_err.loglog([width], [err], "o", color="tab:red", ms=6)
     ax_err.set_xlabel("width m (knots - 1)", fontsize=8)
@@ -86,7 +117,6 @@ def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interp
     ax_err.set_ylim(max(errors[positive].min() if positive.any() else 1e-6, 1e-8) / 3, errors.max() * 3 + 1e-12)
     ax_err.legend(fontsize=7)
     ax_err.tick_params(labelsize=7)
-    fig.tight_layout()
     readout = (f"<b>{target}</b> on [{a:.3g}, {b:.3g}], width {width}: the network has m = {m} hidden units; "
                f"sup error = {err:.3g}")
     return fig, readout
@@ -99,7 +129,7 @@ def interpolant_explorer(relu_interpolant, mlp_forward):
                                    continuous_update=False),
         "show_units": widgets.Checkbox(True, description="show hinge units"),
     }
-    return Explorer(render_interpolant, controls,
+    return Explorer(functools.partial(render_interpolant, cache=RenderCache()), controls,
                     needs={"relu_interpolant": relu_interpolant, "mlp_forward": mlp_forward},
                     title="A ReLU network interpolating a target", height="360px")
 
@@ -138,43 +168,72 @@ def stacked_layer(layers, points):
     return W_block, b_block, np.hstack(inputs), np.hstack(pres)
 
 
-def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_bound, resolution=181, box=3.0):
-    """The square [-box, box]^2 coloured by the activation pattern of a random ReLU network."""
-    layers = random_relu_layers(units, depth, seed)
+REGIONS_RESOLUTION = 121  # grid points per side: the student's activation_patterns sees 121² points
+
+
+def _pattern_ids(bits):
+    """An integer id per row of the boolean matrix ``bits`` (P, m), equal ids for equal rows."""
+    packed = np.packbits(bits, axis=1)
+    if packed.shape[1] <= 8:  # up to 64 units: one uint64 per row, a fast 1-D unique
+        keys = np.zeros((len(packed), 8), dtype=np.uint8)
+        keys[:, :packed.shape[1]] = packed
+        _, ids = np.unique(keys.view(np.uint64)[:, 0], return_inverse=True)
+    else:
+        _, ids = np.unique(packed, axis=0, return_inverse=True)
+    return ids.ravel()
+
+
+def _regions_picture(layers, units, depth, seed, activation_patterns, resolution, box):
+    """(count, image): the student's pattern count on the grid and the grid coloured by pattern."""
     g = np.linspace(-box, box, resolution)
     xx, yy = np.meshgrid(g, g)
     points = np.column_stack([xx.ravel(), yy.ravel()])
     W_block, b_block, stacked, pre = stacked_layer(layers, points)
     count = int(activation_patterns(W_block, b_block, stacked))
-    one_layer = int(zaslavsky_bound(units, 2))
-    all_units = int(zaslavsky_bound(units * depth, 2))
-
     # colours: one per pattern (computed here only for the picture)
-    bits = pre > 0
-    _, ids = np.unique(np.packbits(bits, axis=1), axis=0, return_inverse=True)
-    ids = ids.ravel()
+    ids = _pattern_ids(pre > 0)
     n_ids = ids.max() + 1
     hues = (np.arange(n_ids) * 0.61803398875) % 1.0
     rng = np.random.default_rng(1000 + seed)
     sat = rng.uniform(0.35, 0.75, n_ids)
     palette = hsv_to_rgb(np.column_stack([hues, sat, np.full(n_ids, 0.95)]))
-    image = palette[ids].reshape(resolution, resolution, 3)
+    image = np.round(255 * palette[ids]).astype(np.uint8).reshape(resolution, resolution, 3)  # small to keep
+    image.flags.writeable = False
+    return count, image
+
+
+def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_bound,
+                   resolution=REGIONS_RESOLUTION, box=3.0, cache=None):
+    """The square [-box, box]^2 coloured by the activation pattern of a random ReLU network.
+
+    With a ``RenderCache``, the count and picture of a (units, depth, seed) already shown are reused."""
+    layers = random_relu_layers(units, depth, seed)
+    count, image = cached(
+        cache, ("regions", units, depth, seed, resolution, box, activation_patterns),
+        lambda: _regions_picture(layers, units, depth, seed, activation_patterns, resolution, box))
+    one_layer = int(zaslavsky_bound(units, 2))
+    all_units = int(zaslavsky_bound(units * depth, 2))
 
     fig, ax = plt.subplots(figsize=(4.2, 3.6))
+    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.07, top=0.93)  # tight_layout is slow
     ax.imshow(image, origin="lower", extent=(-box, box, -box, box), interpolation="nearest")
     W, b = layers[0]
-    for j in range(units):  # the first layer's lines w . x + b = 0
+    lx, ly = [], []
+    g = np.array([-box, box])
+    for j in range(units):  # the first layer's lines w . x + b = 0, as one polyline
         w1, w2 = W[j]
         if abs(w2) > abs(w1):
-            ax.plot(g, -(b[j] + w1 * g) / w2, color="black", lw=0.6)
+            lx += [g, [np.nan]]
+            ly += [-(b[j] + w1 * g) / w2, [np.nan]]
         else:
-            ax.plot(-(b[j] + w2 * g) / w1, g, color="black", lw=0.6)
+            lx += [-(b[j] + w2 * g) / w1, [np.nan]]
+            ly += [g, [np.nan]]
+    ax.plot(np.concatenate(lx), np.concatenate(ly), color="black", lw=0.6)
     ax.set_xlim(-box, box)
     ax.set_ylim(-box, box)
     ax.set_aspect("equal")
     ax.tick_params(labelsize=7)
     ax.set_title(f"{depth} layer(s) × {units} units: {count} regions seen (black: layer-1 lines)", fontsize=8)
-    fig.tight_layout()
 
     readout = (f"{count} activation regions seen in [-{box:g}, {box:g}]² "
                f"(depth {depth} × {units} units, seed {seed}). "
@@ -193,7 +252,7 @@ def regions_explorer(activation_patterns, zaslavsky_bound):
         "depth": widgets.IntSlider(1, min=1, max=4, step=1, description="depth", continuous_update=False),
         "seed": widgets.IntSlider(0, min=0, max=20, step=1, description="seed", continuous_update=False),
     }
-    return Explorer(render_regions, controls,
+    return Explorer(functools.partial(render_regions, cache=RenderCache()), controls,
                     needs={"activation_patterns": activation_patterns, "zaslavsky_bound": zaslavsky_bound},
                     title="Linear regions of a random ReLU network in the plane", height="390px")
 
@@ -217,8 +276,7 @@ def grid_piece_count(y, x):
     return 1 + int(np.sum(np.abs(np.diff(s)) > 1e-6 * (1.0 + np.abs(s).max())))
 
 
-def render_sawtooth(depth=3, *, relu_interpolant, count_linear_pieces):
-    """tau^depth computed by composition (2 units per layer) and its one-hidden-layer twin."""
+def _sawtooth_data(depth, relu_interpolant, count_linear_pieces):
     x = np.linspace(0.0, 1.0, 2 ** (depth + 2) + 1)       # contains every dyadic breakpoint
     deep = sawtooth(x, depth)
     deep_pieces = grid_piece_count(deep, x)
@@ -229,8 +287,20 @@ def render_sawtooth(depth=3, *, relu_interpolant, count_linear_pieces):
     shallow_pieces = int(count_linear_pieces(W1, b1, W2, b2, 0.0, 1.0))
     fine = np.linspace(0.0, 1.0, 1201)
     shallow = (np.maximum(fine[:, None] * W1[:, 0] + b1, 0.0) @ W2[0]) + b2[0]
+    for array in (x, deep, fine, shallow):
+        array.flags.writeable = False
+    return x, deep, deep_pieces, m, shallow_pieces, fine, shallow
+
+
+def render_sawtooth(depth=3, *, relu_interpolant, count_linear_pieces, cache=None):
+    """tau^depth computed by composition (2 units per layer) and its one-hidden-layer twin
+    (with a ``RenderCache``, computed once per depth)."""
+    x, deep, deep_pieces, m, shallow_pieces, fine, shallow = cached(
+        cache, ("sawtooth", depth, relu_interpolant, count_linear_pieces),
+        lambda: _sawtooth_data(depth, relu_interpolant, count_linear_pieces))
 
     fig, (ax, ax_units) = plt.subplots(1, 2, figsize=(8.5, 2.9), gridspec_kw={"width_ratios": [1.6, 1]})
+    fig.subplots_adjust(left=0.045, right=0.985, bottom=0.15, top=0.91, wspace=0.13)  # tight_layout is slow
     ax.plot(x, deep, color="tab:blue", lw=1.5, label=f"deep: τ composed {depth}×")
     ax.plot(fine, shallow, color="tab:orange", lw=1, ls="--", label=f"shallow twin, {m} units")
     ax.set_title(f"Telgarsky's sawtooth, depth {depth}: {deep_pieces} pieces", fontsize=9)
@@ -245,7 +315,6 @@ def render_sawtooth(depth=3, *, relu_interpolant, count_linear_pieces):
     ax_units.set_title("units needed for 2^L pieces", fontsize=9)
     ax_units.legend(fontsize=7)
     ax_units.tick_params(labelsize=7)
-    fig.tight_layout()
     readout = (f"depth {depth}: the deep network ({2 * depth} units in {depth} layers) has {deep_pieces} pieces; "
                f"its one-hidden-layer twin from relu_interpolant has {m} units and count_linear_pieces finds "
                f"{shallow_pieces} pieces (2^{depth} = {2 ** depth})")
@@ -255,6 +324,6 @@ def render_sawtooth(depth=3, *, relu_interpolant, count_linear_pieces):
 def sawtooth_explorer(relu_interpolant, count_linear_pieces):
     controls = {"depth": widgets.IntSlider(3, min=1, max=10, step=1, description="depth L",
                                            continuous_update=False)}
-    return Explorer(render_sawtooth, controls,
+    return Explorer(functools.partial(render_sawtooth, cache=RenderCache()), controls,
                     needs={"relu_interpolant": relu_interpolant, "count_linear_pieces": count_linear_pieces},
                     title="Depth doubles the pieces: the sawtooth", height="320px")

@@ -11,11 +11,13 @@ Each render function is pure and returns ``(figure, readout_text)``.
 """
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer
+from .explorer import Explorer, RenderCache, cached
 
 SCHEMES = ("lecun", "xavier", "he")
 ACTIVATIONS = ("relu", "tanh", "linear")
@@ -25,15 +27,26 @@ _STYLES = {"lecun": "--", "xavier": ":", "he": "-."}
 
 # ------------------------------------------------------------ activation statistics
 
-def render_activation_stats(scheme, activation, depth, *, activation_stds, width=64, n_samples=256, seed=0):
-    """Std of the activations after each layer, for every scheme, the chosen one highlighted."""
+def _stds(activation_stds, depth, width, scheme, activation, n_samples, seed):
+    stds = np.array(activation_stds(depth, width, scheme, activation, np.random.default_rng(seed),
+                                    n_samples=n_samples), dtype=float)
+    stds.flags.writeable = False
+    return stds
+
+
+def render_activation_stats(scheme, activation, depth, *, activation_stds, width=64, n_samples=256, seed=0,
+                            cache=None):
+    """Std of the activations after each layer, for every scheme, the chosen one highlighted.
+
+    The curves do not depend on which scheme is selected: with a ``RenderCache`` each (scheme,
+    activation, depth) curve is computed once, so changing the scheme only redraws."""
     depth = int(depth)
     curves = {}
     for s in SCHEMES:
-        stds = np.asarray(activation_stds(depth, width, s, activation, np.random.default_rng(seed),
-                                          n_samples=n_samples), dtype=float)
-        curves[s] = stds
+        args = (activation_stds, depth, width, s, activation, n_samples, seed)
+        curves[s] = _stds(*args) if cache is None else cache.get(("stds",) + args, lambda args=args: _stds(*args))
     fig, ax = plt.subplots(figsize=(6.4, 3.3))
+    fig.subplots_adjust(left=0.11, right=0.975, bottom=0.14, top=0.91)  # tight_layout is slow
     layers = np.arange(1, depth + 1)
     for s, stds in curves.items():
         chosen = s == scheme
@@ -47,7 +60,6 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
     ax.set_title(f"{activation} network, width {width}, {n_samples} inputs "
                  "(square layers: lecun = xavier)", fontsize=10)
     ax.legend(fontsize=8, loc="best")
-    fig.tight_layout()
     last = curves[scheme][-1]
     others = ", ".join(f"{s} {curves[s][-1]:.3g}" for s in SCHEMES if s != scheme)
     text = (f"{scheme} + {activation}: std at layer {depth} = <b>{last:.3g}</b> "
@@ -61,7 +73,8 @@ def activation_stats_explorer(activation_stds):
         "activation": widgets.Dropdown(options=list(ACTIVATIONS), value="relu", description="activation"),
         "depth": widgets.IntSlider(20, min=1, max=50, step=1, description="depth", continuous_update=False),
     }
-    return Explorer(render_activation_stats, controls, needs={"activation_stds": activation_stds},
+    return Explorer(functools.partial(render_activation_stats, cache=RenderCache()), controls,
+                    needs={"activation_stds": activation_stds},
                     height="350px", title="Activation statistics through depth")
 
 

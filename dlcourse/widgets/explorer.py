@@ -81,3 +81,37 @@ class Explorer(widgets.VBox):
             plt.close(figure)
         self.readout.value = text
         self.last_render_seconds = time.perf_counter() - start
+
+
+class RenderCache:
+    """What a widget computed with the student's functions, kept between its renders.
+
+    ``cache.get(key, compute)`` returns ``compute()`` and keeps it under ``key``. Keys name the
+    control values a result depends on *and the student's function objects*: a student who re-runs
+    an exercise cell gets a new function object, hence a new key, never a stale result. Each
+    explorer gets its own cache (the factory passes one to the render function), so re-running a
+    widget's cell starts afresh. Errors are not cached. ``hits`` / ``misses`` are for the tests.
+    """
+
+    def __init__(self, maxsize: int = 64):
+        self.maxsize, self.store, self.hits, self.misses = maxsize, {}, 0, 0
+
+    def get(self, key, compute):
+        try:
+            hash(key)
+        except TypeError:  # an unhashable callable: nothing to key on, compute every time
+            return compute()
+        if key in self.store:
+            self.hits += 1
+            return self.store[key]
+        self.misses += 1
+        value = compute()
+        if len(self.store) >= self.maxsize:
+            self.store.pop(next(iter(self.store)))
+        self.store[key] = value
+        return value
+
+
+def cached(cache, key, compute):
+    """``compute()``, kept in ``cache`` under ``key`` when a cache is given."""
+    return compute() if cache is None else cache.get(key, compute)
