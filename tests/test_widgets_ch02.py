@@ -12,7 +12,7 @@ import pytest
 
 from autograder.reference import load
 from dlcourse.widgets import ch02
-from tests.helpers import counting
+from tests.helpers import counting, stub, number
 
 CHAPTER = "ch02_universal_approximation"
 
@@ -22,26 +22,16 @@ def ref():
     return load(CHAPTER)
 
 
-def _stub(*args, **kwargs):
-    raise NotImplementedError()
-
-
-def _number(pattern, text):
-    match = re.search(pattern, text)
-    assert match, f"{pattern!r} not in readout {text!r}"
-    return float(match.group(1))
-
-
 def test_interpolant_explorer_width_changes_sup_error(ref):
     explorer = ch02.interpolant_explorer(relu_interpolant=ref.relu_interpolant, mlp_forward=ref.mlp_forward)
     explorer.controls["target"].value = "sin(x)"
     explorer.controls["width"].value = 4
     first = explorer.readout.value
-    err4 = _number(r"sup error = ([0-9.e+-]+)", first)
+    err4 = number(r"sup error = ([0-9.e+-]+)", first)
     assert "m = 4 hidden units" in first
     explorer.controls["width"].value = 16
     second = explorer.readout.value
-    err16 = _number(r"sup error = ([0-9.e+-]+)", second)
+    err16 = number(r"sup error = ([0-9.e+-]+)", second)
     assert second != first and "m = 16 hidden units" in second
     # smooth target: the error falls like 1/m^2 (h^2/8 max|f''|)
     assert err16 < err4 / 8
@@ -49,14 +39,14 @@ def test_interpolant_explorer_width_changes_sup_error(ref):
     explorer.controls["target"].value = "|x|"
     assert explorer.readout.value.startswith("<b>|x|</b>")
     # 16 equal gaps on [-1, 1] put a knot at 0: |x| is represented exactly
-    assert _number(r"sup error = ([0-9.e+-]+)", explorer.readout.value) < 1e-12
+    assert number(r"sup error = ([0-9.e+-]+)", explorer.readout.value) < 1e-12
     explorer.controls["show_units"].value = False
     assert explorer.last_figure is not None
     assert explorer.last_render_seconds < 2.0
 
 
 def test_interpolant_explorer_names_missing_functions(ref):
-    explorer = ch02.interpolant_explorer(relu_interpolant=_stub, mlp_forward=ref.mlp_forward)
+    explorer = ch02.interpolant_explorer(relu_interpolant=stub, mlp_forward=ref.mlp_forward)
     explorer.controls["width"].value = 5
     assert "relu_interpolant" in explorer.readout.value and "not written yet" in explorer.readout.value
 
@@ -74,24 +64,24 @@ def test_regions_explorer_counts_against_zaslavsky(ref):
     explorer.controls["depth"].value = 1
     explorer.controls["units"].value = 3
     text = explorer.readout.value
-    count = _number(r"^(\d+) activation regions", text)
+    count = number(r"^(\d+) activation regions", text)
     assert "ONE layer of 3 units in R²: 7" in text
     assert 1 <= count <= 7
     explorer.controls["units"].value = 8
     text8 = explorer.readout.value
     assert text8 != text and "ONE layer of 8 units in R²: 37" in text8
-    assert _number(r"^(\d+) activation regions", text8) <= 37
+    assert number(r"^(\d+) activation regions", text8) <= 37
     explorer.controls["seed"].value = 5
     assert explorer.readout.value != text8
     explorer.controls["depth"].value = 3
     deep = explorer.readout.value
     assert "one layer of all 24 units" in deep and "one layer only" in deep
     # deep networks can exceed the one-layer bound
-    assert _number(r"^(\d+) activation regions", deep) > 37
+    assert number(r"^(\d+) activation regions", deep) > 37
 
 
 def test_regions_explorer_names_missing_functions(ref):
-    explorer = ch02.regions_explorer(activation_patterns=_stub, zaslavsky_bound=ref.zaslavsky_bound)
+    explorer = ch02.regions_explorer(activation_patterns=stub, zaslavsky_bound=ref.zaslavsky_bound)
     explorer.controls["units"].value = 4
     assert "activation_patterns" in explorer.readout.value and "not written yet" in explorer.readout.value
 
@@ -123,7 +113,7 @@ def test_sawtooth_explorer_doubles_pieces(ref):
 
 
 def test_sawtooth_explorer_names_missing_function(ref):
-    explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant, count_linear_pieces=_stub)
+    explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant, count_linear_pieces=stub)
     explorer.controls["depth"].value = 4
     assert "count_linear_pieces" in explorer.readout.value and "not written yet" in explorer.readout.value
 
@@ -155,7 +145,7 @@ def test_interpolant_cache_never_serves_another_function(ref):
     fig, text = ch02.render_interpolant("sin(x)", 8, relu_interpolant=shifted, mlp_forward=ref.mlp_forward,
                                         cache=cache)
     assert len(shifted.calls) == 1 + ch02.MAX_WIDTH and cache.misses == 2 and cache.hits == 0
-    assert _number(r"sup error = ([0-9.e+-]+)", text) >= 0.5
+    assert number(r"sup error = ([0-9.e+-]+)", text) >= 0.5
     # the error curve drawn (right panel, first line) is the new function's: every error >= 0.5
     assert min(fig.axes[1].get_lines()[0].get_ydata()) >= 0.5
 

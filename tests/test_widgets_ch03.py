@@ -7,16 +7,12 @@ import pytest  # noqa: E402
 
 from autograder.reference import load  # noqa: E402
 from dlcourse.widgets import ch03  # noqa: E402
-from tests.helpers import counting
+from tests.helpers import counting, stub
 
 
 @pytest.fixture(scope="module")
 def ref():
     return load("ch03_backprop")
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError()
 
 
 class _StubValue:
@@ -52,7 +48,7 @@ def test_backprop_graph_gradient_matches_closed_form(ref):
 
 
 def test_backprop_graph_names_missing_functions(ref):
-    explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=_stub)
+    explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=stub)
     assert "topological_order" in explorer.readout.value and "not written yet" in explorer.readout.value
     explorer = ch03.backprop_graph_explorer(Value=_StubValue, topological_order=ref.topological_order)
     assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value
@@ -70,7 +66,7 @@ def test_mode_cost_readout_counts_passes(ref):
 
 
 def test_mode_cost_names_missing_functions(ref):
-    explorer = ch03.mode_cost_explorer(jvp=_stub, Value=ref.Value)
+    explorer = ch03.mode_cost_explorer(jvp=stub, Value=ref.Value)
     assert "jvp" in explorer.readout.value and "not written yet" in explorer.readout.value
     explorer = ch03.mode_cost_explorer(jvp=ref.jvp, Value=_StubValue)
     assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value

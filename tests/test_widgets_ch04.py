@@ -12,6 +12,7 @@ import pytest
 
 from autograder.reference import load
 from dlcourse.widgets import ch04
+from tests.helpers import stub, number
 
 CHAPTER = "ch04_cnn"
 
@@ -19,16 +20,6 @@ CHAPTER = "ch04_cnn"
 @pytest.fixture(scope="module")
 def ref():
     return load(CHAPTER)
-
-
-def _stub(*args, **kwargs):
-    raise NotImplementedError()
-
-
-def _number(pattern, text):
-    match = re.search(pattern, text)
-    assert match, f"{pattern!r} not in readout {text!r}"
-    return float(match.group(1))
 
 
 def _shape(text):
@@ -57,15 +48,15 @@ def test_kernel_explorer_kernels_and_custom_sliders(ref):
     explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=ref.conv_output_size)
     explorer.controls["kernel"].value = "blur"
     blur = explorer.readout.value
-    low, high = _number(r"range \[([-0-9.e+]+),", blur), _number(r", ([-0-9.e+]+)\]", blur)
+    low, high = number(r"range \[([-0-9.e+]+),", blur), number(r", ([-0-9.e+]+)\]", blur)
     assert 0 <= low <= high <= 1 + 1e-12  # an average of pixels in [0, 1]
     explorer.controls["kernel"].value = "custom"
     identity = explorer.readout.value  # the sliders start at the identity kernel
-    assert _number(r", ([-0-9.e+]+)\]", identity) == pytest.approx(1.0, abs=1e-3)
+    assert number(r", ([-0-9.e+]+)\]", identity) == pytest.approx(1.0, abs=1e-3)
     explorer.controls["k11"].value = 2.0
     doubled = explorer.readout.value
     assert doubled != identity
-    assert _number(r", ([-0-9.e+]+)\]", doubled) == pytest.approx(2.0, abs=1e-3)
+    assert number(r", ([-0-9.e+]+)\]", doubled) == pytest.approx(2.0, abs=1e-3)
     assert "custom kernel" in doubled
     explorer.controls["digit"].value = 17
     assert explorer.readout.value != doubled and "digit #17 (label" in explorer.readout.value
@@ -77,9 +68,9 @@ def test_kernel_explorer_flags_a_wrong_output_size(ref):
 
 
 def test_kernel_explorer_names_missing_functions(ref):
-    explorer = ch04.kernel_explorer(conv2d=_stub, conv_output_size=ref.conv_output_size)
+    explorer = ch04.kernel_explorer(conv2d=stub, conv_output_size=ref.conv_output_size)
     assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
-    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=_stub)
+    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=stub)
     explorer.controls["stride"].value = 2
     assert "conv_output_size" in explorer.readout.value and "not written yet" in explorer.readout.value
 
@@ -88,20 +79,20 @@ def test_shift_explorer_is_exact_inside_the_canvas_and_not_across_the_border(ref
     explorer = ch04.shift_explorer(conv2d=ref.conv2d)
     first = explorer.readout.value
     assert "(dx, dy) = (2, 0)" in first
-    assert _number(r"= ([0-9.e+-]+) \(", first) < 1e-12
+    assert number(r"= ([0-9.e+-]+) \(", first) < 1e-12
     explorer.controls["dy"].value = -1
     assert "(dx, dy) = (2, -1)" in explorer.readout.value
-    assert _number(r"= ([0-9.e+-]+) \(", explorer.readout.value) < 1e-12
+    assert number(r"= ([0-9.e+-]+) \(", explorer.readout.value) < 1e-12
     explorer.controls["dx"].value = 7  # the digit wraps around the right border
     wrapped = explorer.readout.value
-    assert _number(r"= ([0-9.e+-]+) \(", wrapped) > 0.1 and "wrapped" in wrapped
+    assert number(r"= ([0-9.e+-]+) \(", wrapped) > 0.1 and "wrapped" in wrapped
     explorer.controls["kernel"].value = "blur"
     assert "kernel blur" in explorer.readout.value
     assert explorer.last_render_seconds < 2.0
 
 
 def test_shift_explorer_names_missing_conv2d():
-    explorer = ch04.shift_explorer(conv2d=_stub)
+    explorer = ch04.shift_explorer(conv2d=stub)
     assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
 
 
@@ -117,7 +108,7 @@ def test_shift_images_moves_without_wrapping():
 def test_feature_map_explorer_trains_once_and_follows_the_controls(ref):
     explorer = ch04.feature_map_explorer(build_digits_cnn=ref.build_digits_cnn)
     first = explorer.readout.value
-    assert _number(r"test accuracy ([0-9.]+)%", first) >= 95.0
+    assert number(r"test accuracy ([0-9.]+)%", first) >= 95.0
     assert "filter 0:" in first and "feature map 8×8" in first
     assert explorer.controls["filter"].max == 7  # the reference's first layer has 8 filters
     explorer.controls["filter"].value = 5
@@ -130,7 +121,7 @@ def test_feature_map_explorer_trains_once_and_follows_the_controls(ref):
 
 
 def test_feature_map_explorer_names_missing_build_digits_cnn():
-    explorer = ch04.feature_map_explorer(build_digits_cnn=_stub)
+    explorer = ch04.feature_map_explorer(build_digits_cnn=stub)
     assert "build_digits_cnn" in explorer.readout.value and "not written yet" in explorer.readout.value
 
 
