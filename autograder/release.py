@@ -1,6 +1,7 @@
 """Generate the student release ``course/`` from ``solutions/`` with nbgrader.
 
     python -m autograder.release            # regenerate course/ (what `make release` runs)
+    python -m autograder.release ch01_perceptron   # regenerate one chapter's release
     python -m autograder.release --check    # fail when course/ differs from a fresh release
 
 nbgrader's ``generate_assignment`` replaces solutions by stubs and removes hidden
@@ -67,7 +68,7 @@ def main(argv: list[str]) -> int:
             return 1
         print("course/ matches a fresh release of solutions/")
         return 0
-    generate(COURSE)
+    generate(COURSE, only=argv or None)  # chapter ids given: only those
     return 0
 
 
