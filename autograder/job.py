@@ -118,9 +118,7 @@ def grade_submission(task: dict) -> dict:
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    hide = list(task.get("hide") or [])
-    if task.get("path"):
-        hide.append(str(Path(task["path"]).resolve().parents[2]))  # the class: other students' work
+    hide = list(task.get("hide") or [])  # the class and OUT, given by the class grader
     runner = Runner(cells, limits, _preload(notebook, chapter), started + limits["notebook_seconds"], hide=hide)
     verdicts: list[CellVerdict] = []
     status = "graded"
@@ -142,10 +140,12 @@ def grade_submission(task: dict) -> dict:
         runner.close()
 
     manual = []
+    handed_out = {grade_id(c): c.source.strip() for c in release.cells if role(c) == "answer"}
     for cell in notebook.cells:
         if role(cell) == "answer":
             meta = cell.metadata["nbgrader"]
-            unanswered = cell.source.strip() in ("", "YOUR ANSWER HERE")
+            # unanswered: empty, or still the text the release handed out
+            unanswered = cell.source.strip() in ("", "YOUR ANSWER HERE", handed_out.get(meta["grade_id"]))
             manual.append({"grade_id": meta["grade_id"], "points": float(meta.get("points", 0)),
                            "score": 0.0 if unanswered else None, "answer": cell.source})
     result = {

@@ -81,6 +81,12 @@ def summary(result: dict) -> dict:
     return {"score": score, "points": points, "manual_points": manual}
 
 
+def unanswered(answer: dict) -> bool:
+    """A written answer still empty: the grader said so, or only the release's placeholder is left."""
+    text = str(answer.get("answer") or "").replace("YOUR ANSWER HERE", "")
+    return answer.get("score") == 0.0 or not text.strip()
+
+
 def notes(result: dict) -> list[str]:
     """What else the student should know: repaired cells, errors while running the notebook, limits."""
     out = list(result.get("problems") or [])
@@ -91,7 +97,7 @@ def notes(result: dict) -> list[str]:
     if result.get("status") not in (None, "graded"):
         out.append(f"grading status: {result['status']}")
     for answer in result.get("manual") or []:
-        if answer.get("score") == 0.0:
+        if unanswered(answer):
             out.append(f"the written answer {answer['grade_id']} ({_points(answer['points'])} points) "
                        f"is still empty")
     return out

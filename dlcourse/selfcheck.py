@@ -26,6 +26,8 @@ from pathlib import Path
 __all__ = ["check_my_work", "check_button", "notebook_path", "render_html"]
 
 TIMEOUT_SECONDS = 600
+FULL = "<span style='color:#1a7f37'>✓</span>"      # plain marks: they exist in every font
+NOT_FULL = "<span style='color:#cf222e'>✗</span>"
 NOT_IMPLEMENTED = "not implemented yet (the function still raises NotImplementedError)"
 NO_GRADER = ("The self-check needs the course's grader (the <code>autograder</code> package and the "
              "<code>solutions/</code> folder of the course repository), and this Python cannot import it. "
@@ -105,8 +107,8 @@ def render_html(result: dict, path=None) -> str:
             failing.append(f"<li>{esc(str(cell['status']))}</li>")
         passed = sum(bool(c.get("passed")) for c in checks)
         detail = f"<ul style='margin:0;padding-left:1.2em'>{''.join(failing)}</ul>" if failing else "all passed"
-        rows.append(f"<tr><td style='text-align:left'><code>{esc(name)}</code></td>"
-                    f"<td style='text-align:right'>{'✅' if full else '❌'} {_points(cell['score'])}/"
+        rows.append(f"<tr style='vertical-align:top'><td style='text-align:left'><code>{esc(name)}</code></td>"
+                    f"<td style='text-align:right'>{FULL if full else NOT_FULL} {_points(cell['score'])}/"
                     f"{_points(cell['points'])}</td><td style='text-align:right'>{passed}/{len(checks)}</td>"
                     f"<td style='text-align:left'>{detail}</td></tr>")
     score = sum(c["score"] for c in cells)
@@ -117,7 +119,8 @@ def render_html(result: dict, path=None) -> str:
     if result.get("restarts"):
         notes.append(f"your code had to be restarted {result['restarts']} time(s) (a crash or a time limit)")
     for answer in result.get("manual") or []:
-        if answer.get("score") == 0.0:
+        placeholder_only = not str(answer.get("answer") or "").replace("YOUR ANSWER HERE", "").strip()
+        if answer.get("score") == 0.0 or placeholder_only:
             notes.append(f"the written answer {answer.get('grade_id')} is still empty")
     header = f"<b>Self-check of {esc(str(result.get('assignment', '')))}</b>"
     if path is not None:
@@ -138,49 +141,71 @@ def render_html(result: dict, path=None) -> str:
     return _box("".join(parts))
 
 
-def _show(markup: str, show: bool) -> None:
-    if show:
+class _Display:
+    """Where the messages go: one display, replaced by the next message (nothing when not shown).
+
+    In an ``ipywidgets.Output`` the output is cleared and written again (JupyterLab does not
+    apply display updates inside an Output widget); elsewhere a display handle is updated.
+    """
+
+    def __init__(self, show: bool, output=None):
+        self.show, self.output, self.handle = show, output, None
+
+    def __call__(self, markup: str) -> None:
+        if not self.show:
+            return
         from IPython.display import HTML, display
-        display(HTML(markup))
+        if self.output is not None:
+            self.output.clear_output(wait=True)
+            with self.output:
+                display(HTML(markup))
+        elif self.handle is None:
+            self.handle = display(HTML(markup), display_id=True)
+            if self.handle is None:  # outside IPython: display printed it
+                self.show = False
+        else:
+            self.handle.update(HTML(markup))
 
 
-def check_my_work(path=None, *, show: bool = True, timeout: float = TIMEOUT_SECONDS) -> dict:
+def check_my_work(path=None, *, show: bool = True, timeout: float = TIMEOUT_SECONDS, output=None) -> dict:
     """Grade the saved notebook at ``path`` (default: this notebook); show a table and return the result.
 
     The result is the grader's dict (``cells`` with their ``checks``, ``problems``, ...) or
-    ``{"error": message}`` when the check could not run.
+    ``{"error": message}`` when the check could not run. ``output``: an ``ipywidgets.Output``
+    to show the messages in (the button's).
     """
+    _show = _Display(show, output)
     if path is None:
         path = notebook_path()
         if path is None:
             result = {"error": "Could not tell which notebook this is: call check_my_work(\"<name>.ipynb\") "
                                "with its path."}
-            _show(render_html(result), show)
+            _show(render_html(result))
             return result
     path = Path(path).expanduser().resolve()
     if importlib.util.find_spec("autograder") is None:
         result = {"error": "no grader", "html": NO_GRADER}
-        _show(_box("⚠ " + NO_GRADER, "#fff8c5"), show)
+        _show(_box("⚠ " + NO_GRADER, "#fff8c5"))
         return result
     _show(_box(f"Checking <code>{html.escape(path.name)}</code> as last saved (save with Ctrl+S first); "
-               f"this takes a few seconds to a minute…"), show)
+               f"this takes a few seconds to a minute…"))
     env = {**os.environ, "MPLBACKEND": "Agg"}
     try:
         done = subprocess.run([sys.executable, "-m", "autograder", "check", "--json", str(path)],
                               capture_output=True, text=True, timeout=timeout, env=env, cwd=str(path.parent))
     except subprocess.TimeoutExpired:
         result = {"error": f"the check took longer than {timeout:g} s and was stopped"}
-        _show(render_html(result), show)
+        _show(render_html(result))
         return result
     result = _parse(done.stdout)
     if result is None:
         if "No module named autograder" in done.stderr:
             result = {"error": "no grader", "html": NO_GRADER}
-            _show(_box("⚠ " + NO_GRADER, "#fff8c5"), show)
+            _show(_box("⚠ " + NO_GRADER, "#fff8c5"))
             return result
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         result = {"error": f"the grader failed (exit code {done.returncode}): " + " | ".join(tail)}
-    _show(render_html(result, path if "error" not in result else None), show)
+    _show(render_html(result, path if "error" not in result else None))
     return result
 
 
@@ -209,8 +234,9 @@ def check_button(path=None, description: str = "Check my work"):
         button.disabled = True
         output.clear_output()
         try:
-            with output:
-                box.result = check_my_work(path)
+            box.result = check_my_work(path, output=output)
+        except Exception as exc:  # noqa: BLE001 - a callback's error would otherwise go unseen
+            _Display(True, output)(_box(f"⚠ the self-check failed: {html.escape(repr(exc))}", "#fff8c5"))
         finally:
             button.disabled = False
 

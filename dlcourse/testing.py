@@ -44,7 +44,7 @@ class CheckFailed(AssertionError):
 
 def describe(exc: BaseException) -> str:
     """A one-line reason for an exception, with no traceback."""
-    if isinstance(exc, NotImplementedError):
+    if isinstance(exc, NotImplementedError) or getattr(exc, "remote_type", None) == "NotImplementedError":
         return "not implemented yet (the function still raises NotImplementedError)"
     if isinstance(exc, AssertionError):
         text = str(exc).strip()

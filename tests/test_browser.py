@@ -4,8 +4,9 @@ For each chapter the reference notebook (the release with the solutions filled
 in) is opened in JupyterLab and run top to bottom (Run > Run All Cells). Then:
 every widget of the notebook renders as a widget (no ``VBox(children=...)``
 text, no "Loading widget..." left, no traceback), and moving the first control
-of the first widget changes what the widget shows. Screenshots go to
-tests/screenshots/.
+of the first widget changes what the widget shows. In SELF_CHECK_CHAPTERS the
+"Check my work" button at the end is pressed too: it must find the notebook,
+grade it and show full marks. Screenshots go to tests/screenshots/.
 
     make test-browser          # REQUIRE_BROWSER=1: a missing Chromium fails
     pytest -m browser tests    # a missing Chromium skips
@@ -39,6 +40,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = ROOT / "tests" / "screenshots"
 CHAPTERS = chapters()
+SELF_CHECK_CHAPTERS = ("ch02_universal_approximation",)  # the button is pressed in these (a grading run each)
 RUN_ALL_SECONDS = 150        # a chapter runs in well under 60 s; JupyterLab and the browser add some
 CHANGE_SECONDS = 20          # a render after a control moves
 BAD_TEXTS = ("interactive(children=", "VBox(children=", "HBox(children=", "Loading widget...",
@@ -260,6 +262,29 @@ def _move_first_control(widget) -> str:
     return "button"
 
 
+def _press_check_my_work(page, chapter: str) -> None:
+    """The chapter's last cell: the self-check button finds this notebook, grades it, shows full marks."""
+    button = page.locator(".jp-NotebookPanel .jupyter-widgets button", has_text="Check my work")
+    if not button.count():
+        _fail(page, chapter, "no 'Check my work' button")
+    view = page.locator(".jp-NotebookPanel .jp-OutputArea-output:has(> .jupyter-widgets.widget-vbox)",
+                        has=page.locator("button", has_text="Check my work")).last
+    started = time.monotonic()
+    button.last.click()
+    try:
+        view.locator("table", has_text="total").wait_for(timeout=180_000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError
+        _fail(page, chapter, f"the self-check showed no table: {view.inner_text()[:500]!r}")
+    view.screenshot(path=str(SCREENSHOTS / f"{chapter}-self-check.png"), animations="disabled")
+    text = view.inner_text()
+    assert f"Self-check of {chapter}" in text and f"{chapter}.ipynb as saved at" in text, text[:500]
+    assert "✗" not in text and "⚠" not in text, f"the reference does not get full marks: {text[:1000]}"
+    from tests.test_selfcheck import hidden_source_lines
+    leaked = sorted(line for line in hidden_source_lines(chapter) if line in text)
+    assert "BEGIN HIDDEN" not in text and not leaked, f"hidden test code in the self-check: {leaked[:3]}"
+    print(f"{chapter}: self-check button graded the notebook in {time.monotonic() - started:.1f} s")
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_widgets_render_and_respond(browser, lab, chapter):
     SCREENSHOTS.mkdir(exist_ok=True)
@@ -318,7 +343,9 @@ def test_widgets_render_and_respond(browser, lab, chapter):
         plot = widget.locator(".widget-output img, .jp-OutputArea-output img").first
         assert plot.count() == 0 or plot.bounding_box()["height"] > 50, "the widget's plot is not drawn"
         assert not [e for e in errors if "widget" in e.lower()], errors
-        print(f"{chapter}: ran in {ran:.1f} s, {found} widgets, moved a {kind}")
+        print(f"{chapter}: ran in {ran:.1f} s, {found} widget views, moved a {kind}")
+        if chapter in SELF_CHECK_CHAPTERS:
+            _press_check_my_work(page, chapter)
     finally:
         page.close()
         lab.shutdown_kernels()

@@ -92,6 +92,9 @@ def test_untouched_release_earns_nothing(graded):
     for chapter in chapters():
         score, maximum = graded.totals[("untouched", chapter)]
         assert score == 0 and maximum > 0, chapter
+        answers = [s for (st, ch, g), s in graded.cells.items()
+                   if st == "untouched" and ch == chapter and g.startswith("free_response")]
+        assert answers and all(score == 0 for score, _ in answers), "an untouched answer scores 0, not pending"
 
 
 def test_every_plausible_mistake_loses_points(graded):
