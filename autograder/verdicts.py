@@ -7,6 +7,7 @@ did to its own process, all it can influence is the data its functions return.
 """
 from __future__ import annotations
 
+import linecache
 import time
 from dataclasses import dataclass, field, asdict
 
@@ -64,8 +65,18 @@ class Recorder:
         self.checks.append(Check(description, bool(passed), message, hidden))
         self._open = None
 
-    def local_module(self, handle, example):
-        return self.sandbox.local_module(handle, example)
+    def in_student_process(self, driver, args, kwargs):
+        return self.sandbox.run_driver(driver_source(driver), driver.__name__, args, kwargs)
+
+
+def driver_source(driver) -> str:
+    """The source of a test's driver function, to be run in the sandbox (it must need nothing else)."""
+    import inspect
+    import textwrap
+    code = getattr(driver, "__code__", None)
+    if code is None or code.co_freevars or driver.__name__ == "<lambda>":
+        raise TypeError("in_student_process needs a top-level function (no lambda or closure) as its driver")
+    return textwrap.dedent(inspect.getsource(driver))
 
 
 def run_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
@@ -79,8 +90,10 @@ def run_test_cell(sandbox, grade_id: str, source: str, points: float, graded_nam
     status = "ok"
     testing._recorder = recorder
     sandbox.deadline = time.monotonic() + seconds
+    filename = f"<{grade_id}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # drivers' source
     try:
-        exec(compile(source, f"<{grade_id}>", "exec"), namespace)
+        exec(compile(source, filename, "exec"), namespace)
     except SandboxError as exc:
         status, error = exc.kind, LIMIT_MESSAGES.get(exc.kind, str(exc))
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks

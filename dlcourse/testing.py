@@ -28,7 +28,7 @@ import numpy as np
 
 __all__ = [
     "check", "assert_close", "assert_equal", "assert_shape", "assert_unchanged",
-    "assert_type", "from_scratch", "line_budget", "CheckFailed",
+    "assert_type", "from_scratch", "line_budget", "in_student_process", "CheckFailed",
 ]
 
 # Set by the autograder in its trusted process only (see autograder.verdicts).
@@ -260,15 +260,25 @@ def line_budget(n: int):
     return _monitored("line_budget", int(n))
 
 
-def as_local_module(model, example_input):
-    """A torch module the test code can train and inspect itself.
+def in_student_process(driver, *args, **kwargs):
+    """``driver(*args, **kwargs)`` run where the student's code runs; its result must be plain data.
 
-    In a student's kernel this is ``model``. Under the autograder, where ``model``
-    is a handle to an object in the sandbox, the sandbox traces it with
-    ``example_input`` (``torch.jit.trace``) and the trusted process loads the
-    traced copy: its parameters, submodules' original class names
-    (``original_name``) and forward pass, but none of the student's Python code.
+    A driver is a top-level function of a test cell (or of this package) that uses
+    the student's pieces it is given as arguments, e.g. a training loop::
+
+        def train(MLP, zero_grad, sgd_step, X, y, steps):
+            import numpy as np
+            ...
+            return predictions            # numbers, lists, dicts, NumPy arrays
+
+        predictions = in_student_process(train, MLP, zero_grad, sgd_step, X, y, steps=40)
+
+    In a student's kernel this is just the call. Under the autograder the driver's
+    source is sent to the sandboxed process and run there at full speed, the
+    student's functions bound to their arguments; only its (plain data) result comes
+    back, and the verdict is reached here, in the test cell. So a driver imports what
+    it needs in its own body and returns what the verdict is computed from.
     """
-    if _recorder is not None and hasattr(_recorder, "local_module"):
-        return _recorder.local_module(model, example_input)
-    return model
+    if _recorder is not None:
+        return _recorder.in_student_process(driver, args, kwargs)
+    return driver(*args, **kwargs)
