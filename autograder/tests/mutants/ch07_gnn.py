@@ -435,6 +435,29 @@ def wl_colors(A, iterations):
     table = {}
     return np.array([table.setdefault(int(d), len(table)) for d in A.sum(axis=1)])
 ''',
+        "degree_and_colour_sum_signature": """
+import numpy as np
+def wl_colors(A, iterations):
+    M = len(A)
+    colours = np.zeros(M, dtype=int)
+    for _ in range(iterations):
+        sigs = [(int(colours[i]), int(A[i].sum()), int(A[i] @ colours)) for i in range(M)]
+        table = {}
+        colours = np.array([table.setdefault(s, len(table)) for s in sigs])
+    return colours
+""",
+        "string_signature_collides": """
+import numpy as np
+def wl_colors(A, iterations):
+    M = len(A)
+    colours = [0] * M
+    for _ in range(iterations):
+        sigs = [str(colours[i]) + "".join(str(colours[j]) for j in sorted(np.flatnonzero(A[i]), key=lambda j: colours[j]))
+                for i in range(M)]
+        table = {}
+        colours = [table.setdefault(s, len(table)) for s in sigs]
+    return np.array(colours, dtype=int)
+""",
     },
     "wl_distinguishes": {
         "separate_refinement": '''
@@ -491,5 +514,143 @@ def wl_distinguishes(A1, A2, iterations):
     n = c.max() + 1
     return bool(np.any(np.bincount(c[:M], minlength=n) != np.bincount(c[M:], minlength=n)))
 ''',
+    },
+    "gin_layer": {
+        "mean_aggregation": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.0):
+    deg = np.maximum(A.sum(axis=1, keepdims=True), 1)
+    return np.maximum(((1 + eps) * X + A @ X / deg) @ W1 + b1, 0) @ W2 + b2
+""",
+        "eps_on_the_neighbours": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.0):
+    return np.maximum((X + (1 + eps) * (A @ X)) @ W1 + b1, 0) @ W2 + b2
+""",
+        "relu_after_the_last_layer": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.0):
+    return np.maximum(np.maximum(((1 + eps) * X + A @ X) @ W1 + b1, 0) @ W2 + b2, 0)
+""",
+        "no_self_term": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.0):
+    return np.maximum((eps * X + A @ X) @ W1 + b1, 0) @ W2 + b2
+""",
+        "default_eps_0_1": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.1):
+    return np.maximum(((1 + eps) * X + A @ X) @ W1 + b1, 0) @ W2 + b2
+""",
+        "forgot_b1": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.0):
+    return np.maximum(((1 + eps) * X + A @ X) @ W1, 0) @ W2 + b2
+""",
+        "adds_eps_to_A_in_place": """
+import numpy as np
+def gin_layer(A, X, W1, b1, W2, b2, eps=0.0):
+    A += (1 + eps) * np.eye(len(A))
+    return np.maximum((A @ X) @ W1 + b1, 0) @ W2 + b2
+""",
+    },
+    "graph_readout": {
+        "default_mean": """
+import numpy as np
+def graph_readout(H, graph_ids, n_graphs, how="mean"):
+    out = np.zeros((n_graphs, H.shape[1]))
+    np.add.at(out, graph_ids, H)
+    if how == "sum":
+        return out
+    if how == "mean":
+        return out / np.bincount(graph_ids, minlength=n_graphs)[:, None]
+    res = np.full((n_graphs, H.shape[1]), -np.inf)
+    np.maximum.at(res, graph_ids, H)
+    return res
+""",
+        "max_starts_at_zero": """
+import numpy as np
+def graph_readout(H, graph_ids, n_graphs, how="sum"):
+    out = np.zeros((n_graphs, H.shape[1]))
+    if how == "max":
+        np.maximum.at(out, graph_ids, H)
+        return out
+    np.add.at(out, graph_ids, H)
+    if how == "mean":
+        out /= np.bincount(graph_ids, minlength=n_graphs)[:, None]
+    return out
+""",
+        "fancy_index_add_drops_repeats": """
+import numpy as np
+def graph_readout(H, graph_ids, n_graphs, how="sum"):
+    out = np.zeros((n_graphs, H.shape[1]))
+    if how == "max":
+        return np.array([H[graph_ids == g].max(axis=0) for g in range(n_graphs)])
+    out[graph_ids] += H
+    if how == "mean":
+        out /= np.bincount(graph_ids, minlength=n_graphs)[:, None]
+    return out
+""",
+        "mean_over_all_nodes": """
+import numpy as np
+def graph_readout(H, graph_ids, n_graphs, how="sum"):
+    out = np.zeros((n_graphs, H.shape[1]))
+    if how == "max":
+        return np.array([H[graph_ids == g].max(axis=0) for g in range(n_graphs)])
+    np.add.at(out, graph_ids, H)
+    if how == "mean":
+        out /= len(H)
+    return out
+""",
+        "assumes_sorted_ids": """
+import numpy as np
+def graph_readout(H, graph_ids, n_graphs, how="sum"):
+    counts = np.bincount(graph_ids, minlength=n_graphs)
+    parts = np.split(H, np.cumsum(counts)[:-1])
+    return np.array([getattr(part, how)(axis=0) for part in parts])
+""",
+    },
+    "edge_message_passing": {
+        "source_and_target_swapped": """
+import numpy as np
+def edge_message_passing(edge_index, X, n_nodes):
+    source, target = edge_index
+    out = np.zeros((n_nodes, X.shape[1]))
+    np.add.at(out, source, X[target])
+    return out
+""",
+        "fancy_index_add_drops_repeats": """
+import numpy as np
+def edge_message_passing(edge_index, X, n_nodes):
+    source, target = edge_index
+    out = np.zeros((n_nodes, X.shape[1]))
+    out[target] += X[source]
+    return out
+""",
+        "dense_adjacency": """
+import numpy as np
+def edge_message_passing(edge_index, X, n_nodes):
+    A = np.zeros((n_nodes, n_nodes))
+    np.add.at(A, (edge_index[1], edge_index[0]), 1.0)
+    return A @ X
+""",
+        "mean_of_messages": """
+import numpy as np
+def edge_message_passing(edge_index, X, n_nodes):
+    source, target = edge_index
+    out = np.zeros((n_nodes, X.shape[1]))
+    np.add.at(out, target, X[source])
+    return out / np.maximum(np.bincount(target, minlength=n_nodes), 1)[:, None]
+""",
+        "output_has_len_X_rows_of_targets_seen": """
+import numpy as np
+def edge_message_passing(edge_index, X, n_nodes):
+    source, target = edge_index
+    if len(target) == 0:
+        return np.zeros((0, X.shape[1]))
+    out = np.zeros((target.max() + 1, X.shape[1]))
+    np.add.at(out, target, X[source])
+    return out
+""",
     },
 }
