@@ -12,7 +12,6 @@ Writing the gradebook, feedback and CSVs happens here, once every job is back.
 """
 from __future__ import annotations
 
-import concurrent.futures as futures
 import json
 import logging
 import multiprocessing
@@ -30,33 +29,101 @@ class UsageError(Exception):
     """The arguments cannot be used; the message is one line."""
 
 
+def log_text(text: str) -> str:
+    """``text`` on one line: control and format characters, line and paragraph separators and lone
+    surrogates written as ``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``..., so that a name or a message
+    cannot start a forged log line, move the cursor or reorder the text."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for ch in text)
+
+
+class OneLineFormatter(logging.Formatter):
+    """Every record is one line, whatever a student's folder name or a message holds (``log_text``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return log_text(super().format(record))
+
+
+def folder_id(name: str) -> str:
+    """A file or folder name as text: undecodable bytes as ``\\xNN`` (``os.fsdecode`` would make them lone
+    surrogates, which no output can encode)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _entries(folder) -> list[os.DirEntry]:
+    with os.scandir(folder) as it:
+        return sorted((e for e in it if not e.name.startswith(".")), key=lambda e: e.name)
+
+
+LINK = "is a symbolic link: not followed, graded as the untouched release"
+
+
 def discover(submissions: Path) -> tuple[list[dict], list[str]]:
-    """Jobs for every <student>/<assignment>/ folder, and warnings about what was skipped."""
+    """Jobs for every <student>/<assignment>/ folder, and warnings about what was skipped.
+
+    Symbolic links are never followed (a link to the solutions or to a classmate's notebook
+    would be graded as that file): a linked notebook or assignment folder is graded as the
+    untouched release, with a note; a linked student folder is skipped, with a warning.
+    Each task names its notebook relative to the class folder (``root``, ``parts``), so the
+    job can open it without following a link anywhere on the way (O_NOFOLLOW).
+    """
     known = set(chapters())
     tasks, warnings = [], []
-    for student_dir in sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        for folder in sorted(p for p in student_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    seen: dict[str, int] = {}
+    for student_dir in _entries(submissions):
+        student = folder_id(student_dir.name)
+        if student_dir.is_symlink():
+            warnings.append(f"{student}: the student folder is a symbolic link: not followed, skipped")
+            continue
+        if not student_dir.is_dir(follow_symlinks=False):
+            continue
+        seen[student] = seen.get(student, 0) + 1
+        if seen[student] > 1:  # two folder names that read the same once escaped
+            student = f"{student}~{seen[student]}"
+            warnings.append(f"{student}: a second folder with this name once escaped: graded as {student}")
+        for folder in _entries(student_dir.path):
             if folder.name not in known:
-                warnings.append(f"{student_dir.name}/{folder.name}: not an assignment of this course, skipped")
+                if folder.is_dir(follow_symlinks=False) or folder.is_symlink():
+                    warnings.append(f"{student}/{folder_id(folder.name)}: not an assignment of this course, skipped")
                 continue
-            expected = folder / f"{folder.name}.ipynb"
-            task = {"student": student_dir.name, "assignment": folder.name, "notebook": expected.name,
-                    "path": None, "problems": []}
-            if expected.is_file():
-                task["path"] = str(expected)
-            else:
-                others = sorted(p for p in folder.glob("*.ipynb") if p.is_file())
-                if len(others) == 1:
-                    task["path"] = str(others[0])
-                    task["problems"].append(f"the notebook was renamed to {others[0].name}: graded anyway")
-                else:
-                    task["problems"].append(f"{expected.name} is missing: graded as the untouched release")
+            expected = f"{folder.name}.ipynb"
+            task = {"student": student, "assignment": folder.name, "notebook": expected,
+                    "path": None, "problems": [], "root": str(submissions), "parts": None}
             tasks.append(task)
+            if folder.is_symlink():
+                task["problems"].append(f"the folder {folder.name} {LINK}")
+                continue
+            if not folder.is_dir(follow_symlinks=False):
+                task["problems"].append(f"{folder.name} is not a folder: graded as the untouched release")
+                continue
+            notebooks = {e.name: e for e in _entries(folder.path) if e.name.endswith(".ipynb")}
+            regular = [e for e in notebooks.values() if e.is_file(follow_symlinks=False)]
+            links = [e for e in notebooks.values() if e.is_symlink()]
+            chosen = None
+            if expected in notebooks:
+                if notebooks[expected].is_symlink():
+                    task["problems"].append(f"{expected} {LINK}")
+                elif notebooks[expected].is_file(follow_symlinks=False):
+                    chosen = notebooks[expected]
+                else:
+                    task["problems"].append(f"{expected} is not a regular file: graded as the untouched release")
+            elif len(regular) == 1:
+                chosen = regular[0]
+                task["problems"].append(f"the notebook was renamed to {folder_id(chosen.name)}: graded anyway")
+            elif len(links) == 1 and not regular:
+                task["problems"].append(f"{folder_id(links[0].name)} {LINK}")
+            else:
+                task["problems"].append(f"{expected} is missing: graded as the untouched release")
+            if chosen is not None:
+                task["path"] = chosen.path
+                task["parts"] = [student_dir.name, folder.name, chosen.name]
     return tasks, warnings
 
 
 def _init_worker():
-    """Warm a grading process before its first job: threads, torch for the oracles, the sandbox zygote."""
+    """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     try:
@@ -65,9 +132,8 @@ def _init_worker():
     except ImportError:
         pass
     import dlcourse.testing  # noqa: F401
-    from .client import Zygote
-    if os.environ.get("AUTOGRADER_ZYGOTE", "1") != "0":
-        Zygote.get()
+    from .client import _font_cache
+    _font_cache()
 
 
 def _safe_job(task: dict) -> dict:
@@ -78,14 +144,109 @@ def _safe_job(task: dict) -> dict:
     try:
         return grade_submission(task)
     except Exception as exc:  # noqa: BLE001 - a grader bug must not stop the class
-        return {**task, "status": "error", "problems": task.get("problems", []) + [
-            f"the grader failed on this notebook ({type(exc).__name__}: {exc})"],
+        return _failed(task, f"the grader failed on this notebook ({type(exc).__name__}: {exc})")
+
+
+def _failed(task: dict, problem: str, status: str = "error") -> dict:
+    return {**task, "status": status, "problems": task.get("problems", []) + [problem],
             "cells": [], "manual": [], "cell_errors": {}, "restarts": 0, "notebook_json": None, "seconds": 0}
 
 
 def _progress(result: dict, done: int, total: int) -> None:
     log.info("[%d/%d] %s/%s: %s in %.1f s", done, total, result["student"], result["assignment"],
              result["status"], result.get("seconds", 0))
+
+
+def _worker_loop(conn) -> None:
+    """A grading process: one submission at a time, each result sent back before the next is taken."""
+    _init_worker()
+    while True:
+        try:
+            task = conn.recv()
+        except EOFError:
+            return
+        if task is None:
+            return
+        conn.send(_safe_job(task))
+
+
+class _Worker:
+    def __init__(self, context):
+        self.conn, theirs = context.Pipe()
+        self.proc = context.Process(target=_worker_loop, args=(theirs,), daemon=True)
+        self.proc.start()
+        theirs.close()
+        self.task: int | None = None
+        self.since = 0.0
+
+    def stop(self) -> None:
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+
+# a submission's own limits end it long before this; the margin covers sandbox starts and feedback
+HARD_LIMIT_MARGIN = 120
+
+
+def _run_local(tasks: list[dict], jobs: int) -> list[dict]:
+    """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
+    was grading: it is tried once more on a fresh process, then reported."""
+    from multiprocessing.connection import wait
+    from .client import DEFAULT_LIMITS
+    limits = {**DEFAULT_LIMITS, **json.loads(os.environ.get("AUTOGRADER_LIMITS") or "{}")}
+    hard_limit = limits["notebook_seconds"] + HARD_LIMIT_MARGIN
+    context = multiprocessing.get_context("forkserver")
+    weight = {"ch04_cnn": 0, "ch06_transformers": 1, "ch05_rnn": 2}  # the slowest chapters first
+    pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i]["assignment"], 9))
+    results: dict[int, dict] = {}
+    tries: dict[int, int] = {}
+    workers = [_Worker(context) for _ in range(min(jobs, len(tasks)))]
+
+    def lost(worker, why: str) -> None:
+        i, worker.task = worker.task, None
+        tries[i] = tries.get(i, 0) + 1
+        task = tasks[i]
+        if tries[i] < 2:
+            log.warning("%s/%s: %s; trying it once more", task["student"], task["assignment"], why)
+            pending.insert(0, i)
+        else:
+            results[i] = _failed(task, f"grading stopped twice: {why}", "limit" if "limit" in why else "error")
+            _progress(results[i], len(results), len(tasks))
+        worker.stop()
+        workers[workers.index(worker)] = _Worker(context)
+
+    try:
+        while len(results) < len(tasks):
+            for worker in workers:
+                if worker.task is None and pending:
+                    worker.task, worker.since = pending.pop(0), time.monotonic()
+                    worker.conn.send(tasks[worker.task])
+            busy = [w for w in workers if w.task is not None]
+            ready = wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0)
+            for worker in busy:
+                if worker.conn in ready:
+                    try:
+                        result = worker.conn.recv()
+                    except (EOFError, OSError):
+                        lost(worker, "its grading process died")
+                        continue
+                    results[worker.task], worker.task = result, None
+                    _progress(result, len(results), len(tasks))
+                elif worker.proc.sentinel in ready:
+                    lost(worker, "its grading process died")
+                elif time.monotonic() - worker.since > hard_limit:
+                    lost(worker, f"the grader's hard time limit of {hard_limit:.0f} s was reached")
+    finally:
+        for worker in workers:
+            if worker.task is None and worker.proc.is_alive():
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+            worker.stop()
+    return [results[i] for i in range(len(tasks))]
 
 
 def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list[dict]:
@@ -95,7 +256,14 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
         from distributed import Client
         with Client(scheduler, timeout="30s") as client:
             client.run(_init_worker)
-            return client.gather(client.map(_safe_job, tasks, pure=False))
+            futures_ = client.map(_safe_job, tasks, pure=False)
+            results = []
+            for task, future in zip(tasks, futures_):
+                try:  # a worker lost on one submission costs only that one
+                    results.append(future.result())
+                except Exception as exc:  # noqa: BLE001
+                    results.append(_failed(task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
+            return results
     if jobs <= 1:
         _init_worker()
         results = []
@@ -103,35 +271,19 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
             results.append(_safe_job(task))
             _progress(results[-1], len(results), len(tasks))
         return results
-    results: dict[int, dict] = {}
-    # the slowest chapters first, so that workers finish together
-    weight = {"ch04_cnn": 0, "ch06_transformers": 1, "ch05_rnn": 2}
-    pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i]["assignment"], 9))
-    for attempt in range(3):  # a worker process that dies takes a fresh pool, not the class
-        if not pending:
-            break
-        context = multiprocessing.get_context("forkserver")
-        with futures.ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker) as pool:
-            running = {pool.submit(_safe_job, tasks[i]): i for i in pending}
-            for future in futures.as_completed(running):
-                i = running[future]
-                try:
-                    results[i] = future.result()
-                    _progress(results[i], len(results), len(tasks))
-                except Exception as exc:  # noqa: BLE001 - BrokenProcessPool and the like
-                    log.warning("a grading process failed on %s/%s (%s): retrying",
-                                tasks[i]["student"], tasks[i]["assignment"], exc)
-                    if attempt == 2:
-                        results[i] = {**tasks[i], "status": "error", "problems": [f"grading crashed: {exc}"],
-                                      "cells": [], "manual": [], "cell_errors": {}, "restarts": 0,
-                                      "notebook_json": None, "seconds": 0}
-        pending = [i for i in pending if i not in results]
-    return [results[i] for i in range(len(tasks))]
+    return _run_local(tasks, jobs)
 
 
-def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: str | None = None) -> Path:
+def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: str | None = None,
+                unsafe: bool = False) -> Path:
+    """``unsafe``: grade even where no sandbox can be made (the report's first line says so)."""
     if not submissions or not out:
         raise UsageError("usage: make grade SUBMISSIONS=<dir> OUT=<dir>")
+    from .isolation import probe
+    reason = probe()
+    if reason is not None and not unsafe:
+        raise UsageError(f"no sandbox for the students' code can be made here: {reason}; "
+                         f"to grade without one anyway, pass UNSAFE=1 (--unsafe-no-isolation)")
     source = Path(submissions)
     if not source.is_dir():
         raise UsageError(f"SUBMISSIONS={submissions} is not a directory")
@@ -145,17 +297,19 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     if not os.access(target, os.W_OK):
         raise UsageError(f"OUT={out} is not writable")
 
-    handler = logging.FileHandler(target / "grading.log", mode="w")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    handler = logging.FileHandler(target / "grading.log", mode="w", encoding="utf-8")
+    handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     console = logging.StreamHandler(sys.stderr)
-    console.setFormatter(logging.Formatter("[grade] %(message)s"))
+    console.setFormatter(OneLineFormatter("[grade] %(message)s"))
     log.addHandler(console)
     log.setLevel(logging.INFO)
     try:
         tasks, warnings = discover(source)
-        for task in tasks:  # no sandbox sees the class or the grading outputs
-            task["hide"] = [str(source.resolve()), str(target.resolve())]
+        if reason is not None:
+            log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
+            for task in tasks:
+                task["unsafe"] = True
         for warning in warnings:
             log.warning(warning)
         jobs = jobs or os.cpu_count() or 1

@@ -13,9 +13,9 @@ the sandbox's copies after the call, so mutation is observable as in a local cal
 from __future__ import annotations
 
 import builtins
+import functools
 import json
 import os
-import pwd
 import shutil
 import signal
 import socket
@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from . import wire
+from . import isolation, wire
 
 DEFAULT_LIMITS = {
     "memory_bytes": 3 * 1024 ** 3,   # address space; torch alone maps ~0.7 GB
@@ -38,9 +38,9 @@ DEFAULT_LIMITS = {
 }
 
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# what no sandbox may see: reference solutions and hidden tests, their history, grading state
-HIDDEN_FROM_SANDBOX = tuple(os.path.join(_REPO, name) for name in ("solutions", ".git", "grading", "autograder"))
+MAX_REPLY_HEADER = 8 * 1024 ** 2   # a reply's JSON part: far more than any check needs
+MAX_REPLY = 128 * 1024 ** 2        # a reply with its arrays
+MAX_MESSAGE_CHARS = 2000           # an error message of the student's code, as the grader keeps it
 
 
 class SandboxError(Exception):
@@ -48,7 +48,7 @@ class SandboxError(Exception):
 
     def __init__(self, message: str, kind: str = "crash"):
         super().__init__(message)
-        self.kind = kind  # "timeout", "crash", "memory", "protocol"
+        self.kind = kind  # "timeout", "crash", "memory", "protocol", "isolation"
 
 
 class RemoteError(Exception):
@@ -70,6 +70,7 @@ _ERROR_CLASSES: dict[str, type] = {}
 def remote_error(type_name: str, message: str) -> RemoteError:
     """A RemoteError that is also an instance of the builtin exception of that name, if any,
     so that ``except ValueError`` in a test cell catches the student's ValueError."""
+    type_name, message = type_name[:100], message[:MAX_MESSAGE_CHARS]
     base = _BUILTIN_ERRORS.get(type_name)
     if base is None:
         return RemoteError(type_name, message)
@@ -80,12 +81,20 @@ def remote_error(type_name: str, message: str) -> RemoteError:
 
 
 class Sandbox:
-    def __init__(self, limits: dict | None = None, preload: tuple = (), hide: tuple = ()):
+    """One sandboxed process running a student's code (see ``autograder.isolation``).
+
+    ``unsafe=True`` allows, where no sandbox can be made, a plain child process
+    guarded only by the audit hook: for a student checking their own notebook, or an
+    instructor who asked for it explicitly. ``isolation`` says which one runs.
+    """
+
+    def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False):
         self.limits = {**DEFAULT_LIMITS, **(limits or {})}
-        self.hide = [str(p) for p in (*HIDDEN_FROM_SANDBOX, *hide)]
         self.preload = list(preload)
-        self.proc = None       # a Popen when started as its own process
-        self.pid = None        # the sandbox's process (and process group) id
+        self.unsafe = unsafe
+        self.isolation = None  # "bubblewrap" or "none (...)", once started
+        self.proc = None       # the Popen of the sandbox (bwrap, or the interpreter itself)
+        self.pid = None        # its process (and process group) id
         self.sock = None
         self.callbacks: dict[int, object] = {}
         self.handles: dict[int, "Handle"] = {}
@@ -95,33 +104,40 @@ class Sandbox:
 
     # -- life cycle ----------------------------------------------------------
     def start(self) -> "Sandbox":
+        reason = isolation.probe()
+        if reason is not None and not self.unsafe:
+            raise SandboxError(f"no sandbox can be made here: {reason}", "isolation")
         self.workdir = tempfile.mkdtemp(prefix="sandbox-")
-        user = _unprivileged_user()
-        if user:  # never run a submission as root when the interpreter allows it
-            os.chown(self.workdir, *user)
-        zygote = Zygote.get() if os.environ.get("AUTOGRADER_ZYGOTE", "1") != "0" else None
-        if zygote is not None:
-            try:
-                self.sock, self.pid = zygote.spawn(self.workdir, self.limits, user, self.hide)
-                return self
-            except OSError:
-                Zygote.reset()
+        _seed_matplotlib_cache(self.workdir)
         ours, theirs = socket.socketpair()
+        inside = isolation.WORKDIR if reason is None else self.workdir
         env = {
-            "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin",
-            "HOME": self.workdir, "MPLCONFIGDIR": self.workdir, "MPLBACKEND": "Agg",
-            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
-            "AUTOGRADER_SANDBOX": json.dumps({"fd": theirs.fileno(), "limits": self.limits,
-                                              "preload": self.preload, "hide": self.hide}),
+            "PATH": "/usr/bin:/bin", "HOME": inside, "MPLCONFIGDIR": os.path.join(inside, ".matplotlib"),
+            "MPLBACKEND": "Agg", "TMPDIR": "/tmp", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "LANG": "C.UTF-8",
+            "AUTOGRADER_SANDBOX": json.dumps({"fd": theirs.fileno(), "limits": self.limits, "preload": self.preload}),
         }
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", "from autograder.sandbox import main; main()"],
-            cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), start_new_session=True,
-            user=user[0] if user else None, group=user[1] if user else None,
-            extra_groups=[] if user else None)
-        theirs.close()
+        code = "import sys; sys.path.insert(0, {!r}); from autograder.sandbox import main; main()"
+        keep = [theirs.fileno()]
+        if reason is None:
+            if os.geteuid() == 0:
+                for folder, _, files in os.walk(self.workdir):
+                    for name in [folder, *(os.path.join(folder, f) for f in files)]:
+                        os.chown(name, isolation.NOBODY, isolation.NOBODY)
+            filter_fd = isolation.seccomp_fd()
+            keep.append(filter_fd)
+            cmd = isolation.command(sys.executable, self.workdir, ["-I", "-c", code.format("/grader")], env, filter_fd)
+            self.isolation = "bubblewrap"
+        else:
+            cmd = [sys.executable, "-I", "-c", code.format(isolation.ROOT)]
+            self.isolation = f"none ({reason})"
+        try:
+            self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=keep,
+                                         start_new_session=True)
+        finally:
+            for fd in keep:
+                os.close(fd)
         self.sock, self.pid = ours, self.proc.pid
         return self
 
@@ -186,21 +202,29 @@ class Sandbox:
         return error
 
     def _recv(self):
+        # every wait has an end: a request made outside a cell's deadline gets a cell's time
+        deadline = self.deadline or time.monotonic() + self.limits["cell_seconds"]
         while True:
-            remaining = None if self.deadline is None else self.deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise self._kill(SandboxError("time limit reached", "timeout"))
-            self.sock.settimeout(remaining)
             try:
-                return wire.recv(self.sock)
+                return wire.recv(self.sock, deadline, MAX_REPLY_HEADER, MAX_REPLY)
             except socket.timeout:
                 raise self._kill(SandboxError("time limit reached", "timeout")) from None
             except (EOFError, ConnectionError, OSError) as exc:
-                code = self.proc.wait() if self.proc else None
-                kind = "timeout" if code == -signal.SIGXCPU else "crash"
+                code = self._exit_code()
+                kind = "timeout" if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) else "crash"
                 raise self._kill(SandboxError("the student's process died", kind)) from exc
             except (wire.WireError, ValueError, KeyError) as exc:
                 raise self._kill(SandboxError(f"the student's process broke the protocol: {exc}", "protocol"))
+
+    def _exit_code(self):
+        try:
+            return self.proc.wait(timeout=5) if self.proc else None
+        except subprocess.TimeoutExpired:
+            self._killpg()
+            return None
 
     def request(self, message: dict, enc=None) -> dict:
         if self.dead is not None:
@@ -220,7 +244,7 @@ class Sandbox:
                         header["after"] = [(k, dec(v)) for k, v in header.get("after") or []]
                     return header
                 self._serve_callback(header, buffers)
-            except (wire.WireError, ValueError, KeyError, TypeError, IndexError) as exc:
+            except (wire.WireError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
                 raise self._kill(SandboxError(f"the student's process broke the protocol: {exc}", "protocol"))
 
     def _serve_callback(self, header, buffers) -> None:
@@ -284,9 +308,6 @@ class Sandbox:
             self._raise(reply)
         return reply["value"]
 
-    def isolation(self) -> str:
-        return self.simple("isolation")
-
     def release(self) -> None:
         """Forget every handle (between test cells)."""
         if self.dead is None and self.handles:
@@ -304,84 +325,23 @@ class Sandbox:
         return reply["value"]
 
 
-class Zygote:
-    """A fork server per grading process: heavy imports once, a forked sandbox per submission."""
-
-    PRELOAD = ("numpy", "torch", "matplotlib.pyplot", "scipy", "sklearn", "networkx")
-    _current: "Zygote | None" = None
-
-    @classmethod
-    def get(cls) -> "Zygote":
-        if cls._current is None or cls._current.owner != os.getpid() or cls._current.proc.poll() is not None:
-            cls._current = cls()
-        return cls._current
-
-    @classmethod
-    def reset(cls) -> None:
-        if cls._current is not None and cls._current.owner == os.getpid():
-            cls._current.close()
-        cls._current = None
-
-    def __init__(self):
-        self.owner = os.getpid()
-        self.home = tempfile.mkdtemp(prefix="zygote-")
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = {
-            "PATH": os.path.dirname(sys.executable) + ":/usr/bin:/bin", "HOME": self.home,
-            "MPLCONFIGDIR": self.home, "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "OPENBLAS_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-            "LANG": "C.UTF-8",
-            "AUTOGRADER_ZYGOTE": json.dumps({"fd": theirs.fileno(), "preload": list(self.PRELOAD)}),
-        }
-        self.proc = subprocess.Popen([sys.executable, "-I", "-c", "from autograder.sandbox import zygote_main; "
-                                      "zygote_main()"], env=env, cwd=self.home, pass_fds=(theirs.fileno(),),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
-        theirs.close()
-        self.control = ours
-        import atexit
-        atexit.register(self.close)
-
-    def spawn(self, workdir: str, limits: dict, user, hide=()) -> tuple[socket.socket, int]:
-        ours, theirs = socket.socketpair()
-        try:
-            request = json.dumps({"workdir": workdir, "limits": limits, "user": user, "hide": list(hide)}).encode()
-            socket.send_fds(self.control, [request], [theirs.fileno()])
-            self.control.settimeout(120)
-            reply = self.control.recv(4096)
-        finally:
-            theirs.close()
-        if not reply:
-            ours.close()
-            raise OSError("the zygote is gone")
-        return ours, int(json.loads(reply)["pid"])
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self.control.close()
-        shutil.rmtree(self.home, ignore_errors=True)
+@functools.lru_cache(maxsize=1)
+def _font_cache() -> str | None:
+    """matplotlib's font list, built once by the grader (rebuilding it costs a sandbox seconds)."""
+    try:
+        import matplotlib
+        from matplotlib import font_manager  # builds the cache file when it is missing
+    except ImportError:
+        return None
+    path = os.path.join(matplotlib.get_cachedir(), f"fontlist-v{font_manager.FontManager.__version__}.json")
+    return path if os.path.exists(path) else None
 
 
-_USER = []
-
-
-def _unprivileged_user():
-    """(uid, gid) of ``nobody`` when we are root and nobody can run this interpreter, else None."""
-    if not _USER:
-        user = None
-        if os.geteuid() == 0:
-            try:
-                nobody = pwd.getpwnam("nobody")
-                probe = subprocess.run([sys.executable, "-I", "-c", "import numpy, autograder"],
-                                       user=nobody.pw_uid, group=nobody.pw_gid, extra_groups=[],
-                                       capture_output=True, timeout=60, cwd="/")
-                user = (nobody.pw_uid, nobody.pw_gid) if probe.returncode == 0 else None
-            except (KeyError, OSError, subprocess.SubprocessError):
-                user = None
-        _USER.append(user)
-    return _USER[0]
+def _seed_matplotlib_cache(workdir: str) -> None:
+    source = _font_cache()
+    if source:
+        os.makedirs(os.path.join(workdir, ".matplotlib"), exist_ok=True)
+        shutil.copy(source, os.path.join(workdir, ".matplotlib", os.path.basename(source)))
 
 
 def _mirror(old, new) -> None:

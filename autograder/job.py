@@ -6,8 +6,11 @@ went wrong is reported in the result.
 """
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -56,12 +59,13 @@ def _preload(notebook, chapter: Chapter) -> tuple[str, ...]:
 class Runner:
     """A sandbox with the notebook's code in it, restarted (code replayed) after a crash or timeout."""
 
-    def __init__(self, cells, limits, preload, budget_end, max_starts=3, hide=()):
-        self.cells, self.limits, self.preload, self.hide = cells, limits, preload, tuple(hide)
+    def __init__(self, cells, limits, preload, budget_end, max_starts=3, unsafe=False):
+        self.cells, self.limits, self.preload, self.unsafe = cells, limits, preload, unsafe
         self.budget_end, self.starts, self.max_starts = budget_end, 0, max_starts
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
         self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
+        self.isolation = None         # how the sandboxes were made (autograder.client.Sandbox.isolation)
 
     def ready(self) -> Sandbox | None:
         if self.box is not None and self.box.dead is None:
@@ -71,7 +75,8 @@ class Runner:
             self.box = None
         while self.starts < self.max_starts and time.monotonic() < self.budget_end:
             self.starts += 1
-            box = Sandbox(self.limits, self.preload, self.hide).start()
+            box = Sandbox(self.limits, self.preload, self.unsafe).start()
+            self.isolation = box.isolation
             current = "prelude"
             try:
                 box.run_cell(PRELUDE, "prelude")
@@ -79,8 +84,10 @@ class Runner:
                     if name in self.fatal:
                         continue
                     current = name
-                    seconds = min(self.limits["setup_seconds"], max(1.0, self.budget_end - time.monotonic()))
-                    error = box.run_cell(code, name, seconds)
+                    left = self.budget_end - time.monotonic()
+                    if left <= 0:  # every cell shares the notebook's budget, however many there are
+                        raise SandboxError("the notebook's time budget is used up", "timeout")
+                    error = box.run_cell(code, name, min(self.limits["setup_seconds"], left))
                     if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"
                 self.box = box
@@ -96,6 +103,56 @@ class Runner:
             self.box.close()
 
 
+def _open_submission(task: dict) -> int:
+    """A read-only descriptor on the submitted file, opened without following a symbolic link.
+
+    With the class folder known (``root`` and ``parts`` from ``classroom.discover``) every folder on
+    the way is opened relative to the previous one with O_NOFOLLOW, so a link swapped in after the
+    class was listed (the notebook, its assignment or student folder) fails instead of being read."""
+    cloexec = getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | cloexec  # O_NONBLOCK: a FIFO cannot stall us
+    if not task.get("root") or not task.get("parts"):
+        return os.open(task["path"], flags)
+    folder = os.open(task["root"], os.O_RDONLY | os.O_DIRECTORY | cloexec)
+    try:
+        for part in task["parts"][:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | cloexec, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(task["parts"][-1], flags, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | None]:
+    """(the submitted notebook or None, the problem to report). Never raises; never follows a link.
+
+    Any code point is data: undecodable bytes become U+FFFD, and lone surrogates that the JSON
+    spells out (``"\\ud800"``) become ``\\ud800`` text, so nothing downstream has to encode them."""
+    if not task.get("path"):
+        return None, None
+    try:
+        fd = _open_submission(task)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+            return None, ("the notebook or a folder on its path is a symbolic link: not followed, "
+                          "graded as the untouched release")
+        return None, (f"the notebook could not be opened ({errno.errorcode.get(exc.errno, 'error')}): "
+                      "graded as the untouched release")
+    try:
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None, "the notebook is not a regular file: graded as the untouched release"
+            f_text = f.read().decode("utf-8", errors="replace")
+        from .outputs import scrubbed
+        submitted = nbformat.from_dict(scrubbed(nbformat.reads(f_text, as_version=4)))
+        if not isinstance(submitted.get("cells"), list):
+            raise ValueError("no cells")
+        return submitted, None
+    except Exception as exc:  # noqa: BLE001 - invalid JSON, wrong format, unreadable file
+        return None, f"the notebook could not be read ({type(exc).__name__}): graded as the untouched release"
+
+
 def grade_submission(task: dict) -> dict:
     """task: student, assignment, notebook (file name), path (or None), limits (optional)."""
     started = time.monotonic()
@@ -104,22 +161,16 @@ def grade_submission(task: dict) -> dict:
     chapter = Chapter.load(task["assignment"])
     release = read(release_path(task["assignment"]))
     problems = list(task.get("problems") or [])
-    submitted = None
-    if task.get("path"):
-        try:
-            submitted = nbformat.reads(open(task["path"], encoding="utf-8", errors="replace").read(), as_version=4)
-            if not isinstance(submitted.get("cells"), list):
-                raise ValueError("no cells")
-        except Exception as exc:  # noqa: BLE001 - invalid JSON, wrong format, unreadable file
-            problems.append(f"the notebook could not be read ({type(exc).__name__}): graded as the untouched release")
-            submitted = None
+    submitted, problem = read_submission(task)
+    if problem:
+        problems.append(problem)
     notebook, notes = sanitize(submitted if submitted is not None else release, release)
     problems += notes
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    hide = list(task.get("hide") or [])  # the class and OUT, given by the class grader
-    runner = Runner(cells, limits, _preload(notebook, chapter), started + limits["notebook_seconds"], hide=hide)
+    runner = Runner(cells, limits, _preload(notebook, chapter), started + limits["notebook_seconds"],
+                    unsafe=bool(task.get("unsafe")))
     verdicts: list[CellVerdict] = []
     status = "graded"
     try:
@@ -131,7 +182,12 @@ def grade_submission(task: dict) -> dict:
                                             "not run"))
                 status = "limit"
                 continue
-            seconds = min(limits["cell_seconds"], max(1.0, started + limits["notebook_seconds"] - time.monotonic()))
+            seconds = min(limits["cell_seconds"], started + limits["notebook_seconds"] - time.monotonic())
+            if seconds <= 0:
+                verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the notebook's time budget was used up",
+                                            "not run"))
+                status = "limit"
+                continue
             verdict = run_test_cell(box, gid, cell.source, points, names, seconds)
             if verdict.status != "ok":
                 status = "limit"
@@ -151,7 +207,7 @@ def grade_submission(task: dict) -> dict:
     result = {
         "student": task["student"], "assignment": task["assignment"], "notebook": task["notebook"],
         "status": status, "problems": problems, "cell_errors": runner.cell_errors,
-        "restarts": max(runner.starts - 1, 0),
+        "restarts": max(runner.starts - 1, 0), "isolation": runner.isolation,
         "cells": [v.as_dict() for v in verdicts], "manual": manual,
         "notebook_json": nbformat.writes(notebook),
     }

@@ -1,14 +1,15 @@
 """The sandbox: one process per submission that runs the student's code and answers calls.
 
-It is started by ``autograder.client.Sandbox``; it never decides a score. It runs
+It is started by ``autograder.client.Sandbox`` inside the operating system's
+sandbox (``autograder.isolation``: namespaces, uid 65534, a read-only view of
+the Python runtime only, a seccomp filter); it never decides a score. It runs
 the notebook's given and student cells, then serves requests from the trusted
 grader (call a graded function, read an attribute of a returned object, ...)
 over a socket, replying with plain data (``autograder.wire``).
 
-Before any student code runs it: limits memory, CPU time, file size and
-processes; sends stdout/stderr to a capped file; drops to ``nobody`` when
-started as root; and installs an audit hook (PEP 578) that the student's code
-cannot remove. The hook denies reading or listing files outside the Python
+Before any student code runs it: limits memory, CPU time and file size; sends
+stdout/stderr to a capped file; and installs an audit hook (PEP 578), a second
+line behind the operating system's boundary that gives clear messages. The hook denies reading or listing files outside the Python
 installation, the course's helper package and the sandbox's own temp folder
 (so no solutions, gradebook or other submissions), writing outside that
 folder, new processes, sockets, ctypes, signals to other processes, raising
@@ -77,8 +78,9 @@ def install_policy(workdir: str, watch_functions: tuple) -> None:
     denied_events = {"resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
                      "gc.get_referents", "sys.addaudithook.remove", "os.putenv", "os.unsetenv",
                      "sys._current_frames", "sys.setrecursionlimit-never"}
-    denied_imports = ("_ctypes", "ctypes", "_posixsubprocess", "_socket", "socket", "subprocess", "pty",
-                      "_testcapi", "_testinternalcapi", "multiprocessing", "asyncio.subprocess")
+    # processes and sockets are refused by the OS (seccomp); importing their modules is harmless and
+    # honest code needs it (torch imports subprocess and ctypes)
+    denied_imports = ("_testcapi", "_testinternalcapi")
     watch_codes = tuple(f.__code__ for f in watch_functions)
     watch_funcs = tuple(watch_functions)
     Denied = PermissionError
@@ -128,59 +130,6 @@ def install_policy(workdir: str, watch_functions: tuple) -> None:
             raise Denied(f"sandbox: {event} is not allowed while grading")
 
     sys.addaudithook(hook)
-
-
-CLONE_NEWNS, CLONE_NEWUSER = 0x00020000, 0x10000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
-PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP = 38, 24
-
-
-def isolate(hide: list[str], workdir: str) -> str:
-    """Hide paths from this process at the OS level; returns how ("mount namespace" or why not).
-
-    The audit hook is a Python-level policy, and Python code that pokes raw memory
-    (ctypes, numpy strides) could get around it. So a sandbox also gets its own
-    mount namespace, where the solutions, the repository's history, the grading
-    state and the class's submissions and outputs are empty read-only mounts, and
-    /proc (a way into other processes' views of the file system) is hidden; then
-    it drops every capability, so it cannot undo any of it.
-    """
-    import ctypes
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def call(name, *args):
-        if getattr(libc, name)(*args) != 0:
-            raise OSError(ctypes.get_errno(), f"{name} failed")
-
-    try:
-        workdir = os.path.realpath(workdir)
-        keep = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)  # noqa: F841 - kept for symmetry of close
-        if os.geteuid() == 0:
-            call("unshare", CLONE_NEWNS)
-        else:
-            uid, gid = os.geteuid(), os.getegid()
-            call("unshare", CLONE_NEWNS | CLONE_NEWUSER)
-            for path, text in (("/proc/self/setgroups", "deny"), ("/proc/self/uid_map", f"{uid} {uid} 1"),
-                               ("/proc/self/gid_map", f"{gid} {gid} 1")):
-                with open(path, "w") as f:
-                    f.write(text)
-        call("mount", b"none", b"/", None, MS_REC | MS_PRIVATE, None)
-        flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
-        for path in sorted({os.path.realpath(p) for p in hide if p and os.path.isdir(p)}, key=len):
-            if workdir == path or workdir.startswith(path + "/"):
-                continue
-            call("mount", b"tmpfs", path.encode(), b"tmpfs", flags, b"size=16k,mode=555")
-        os.close(keep)
-        call("mount", b"tmpfs", b"/proc", b"tmpfs", flags, b"size=16k,mode=555")
-        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-        for cap in range(64):
-            libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
-        header = (ctypes.c_uint32 * 2)(0x20080522, 0)   # _LINUX_CAPABILITY_VERSION_3, this process
-        data = (ctypes.c_uint32 * 6)()                 # effective, permitted, inheritable: nothing
-        call("capset", header, data)
-        return "mount namespace"
-    except (OSError, AttributeError) as exc:
-        return f"audit hook only ({exc})"
 
 
 class Server:
@@ -252,8 +201,6 @@ class Server:
                 self.reply(enc, ok=True, value=isinstance(dec(header["obj"]), dec(header["cls"])))
             elif op == "run":
                 self.reply(enc, ok=True, value=enc(self.run_driver(header, dec)))
-            elif op == "isolation":
-                self.reply(enc, ok=True, value=getattr(self, "isolation", "unknown"))
             elif op == "release":
                 self.objects.clear()
                 self.ids.clear()
@@ -368,9 +315,8 @@ def _describe(exc: BaseException) -> dict:
     return {"type": type(exc).__name__, "message": text}
 
 
-def serve(sock: socket.socket, workdir: str, limits: dict, hide=()) -> None:
-    """Become the sandbox: hidden paths, capped output, limits, the audit policy, then answer requests."""
-    isolation = isolate(list(hide), workdir) if hide else "audit hook only"
+def serve(sock: socket.socket, limits: dict) -> None:
+    """Become the sandbox: capped output, limits, the audit policy, then answer requests."""
     workdir = os.getcwd()
     out = os.open(os.path.join(workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out, 1)
@@ -381,9 +327,9 @@ def serve(sock: socket.socket, workdir: str, limits: dict, hide=()) -> None:
     _torch_dir()
     _disarm_ctypes()
     _apply_limits(limits)
-    install_policy(workdir, (Watch.__enter__, Watch.__exit__, Watch._profile, Watch._trace))
+    if limits.get("audit_hook", True):  # off only in the tests that probe the OS boundary beneath it
+        install_policy(workdir, (Watch.__enter__, Watch.__exit__, Watch._profile, Watch._trace))
     server = Server(sock, Watch)
-    server.isolation = isolation
     try:
         server.loop()
     except BaseException:  # noqa: BLE001
@@ -393,60 +339,13 @@ def serve(sock: socket.socket, workdir: str, limits: dict, hide=()) -> None:
 
 
 def main() -> None:
-    """A sandbox started as its own process (see ``zygote_main`` for the forked kind)."""
+    """The sandbox process (started by ``autograder.client.Sandbox``, inside bubblewrap)."""
     config = json.loads(os.environ.pop("AUTOGRADER_SANDBOX"))
     sock = socket.socket(fileno=int(config["fd"]))
     import numpy  # noqa: F401 - preload what every chapter uses, before the policy
     for name in config.get("preload", []):
         __import__(name)
-    serve(sock, os.getcwd(), config.get("limits", {}), config.get("hide", ()))
-
-
-def zygote_main() -> None:
-    """A fork server: imports the heavy libraries once, then forks a fresh sandbox per request.
-
-    It runs only this code, never a student's. Each request names a work folder and
-    limits and carries the sandbox's end of a socket pair (SCM_RIGHTS); the child
-    drops the zygote's control socket, starts a new session, and serves.
-    """
-    config = json.loads(os.environ.pop("AUTOGRADER_ZYGOTE"))
-    control = socket.socket(fileno=int(config["fd"]))
-    import numpy  # noqa: F401
-    for name in config.get("preload", []):
-        try:
-            __import__(name)
-        except ImportError:
-            pass
-    from dlcourse.testing import _torch_dir
-    _torch_dir()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
-    while True:
-        try:
-            message, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
-        except (ConnectionError, OSError):
-            os._exit(0)
-        if not message:
-            os._exit(0)
-        request = json.loads(message)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                control.close()
-                os.setsid()
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                os.chdir(request["workdir"])
-                os.environ.update(HOME=request["workdir"], MPLCONFIGDIR=request["workdir"])
-                if request.get("user"):
-                    os.setgroups([])
-                    os.setgid(request["user"][1])
-                    os.setuid(request["user"][0])
-                serve(socket.socket(fileno=fds[0]), request["workdir"], request.get("limits", {}),
-                      request.get("hide", ()))
-            finally:
-                os._exit(1)
-        for fd in fds:
-            os.close(fd)
-        control.send(json.dumps({"pid": pid}).encode())
+    serve(sock, config.get("limits", {}))
 
 
 if __name__ == "__main__":

@@ -50,9 +50,12 @@ def check(path) -> dict:
     if not path.is_file():
         raise SelfCheckError(f"{path}: no such notebook")
     chapter = chapter_of(path.resolve())
+    from .isolation import probe
     from .job import grade_submission
+    # your own code, checked for you: where no sandbox can be made (Binder), it runs without one
+    unsafe = probe() is not None
     result = grade_submission({"student": "you", "assignment": chapter, "notebook": path.name,
-                               "path": str(path)})
+                               "path": str(path), "unsafe": unsafe})
     result.pop("notebook_json", None)
     return result
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import time
 
 import numpy as np
 
@@ -133,13 +134,25 @@ def _torch_if_loaded():
 class Decoder:
     """Rebuilds a value; ``on_ref``/``on_callback``/``on_global`` say what references become here."""
 
+    MAX_DEPTH = 100
+
     def __init__(self, buffers, on_ref, on_callback, on_global):
         self.buffers = buffers
         self.on_ref, self.on_callback, self.on_global = on_ref, on_callback, on_global
+        self.depth = 0
 
     def __call__(self, tree):
         if tree is None or isinstance(tree, (bool, int, float, str)):
             return tree
+        self.depth += 1
+        try:
+            if self.depth > self.MAX_DEPTH:
+                raise WireError("value nested too deeply")
+            return self._node(tree)
+        finally:
+            self.depth -= 1
+
+    def _node(self, tree):
         if isinstance(tree, list):
             return [self(v) for v in tree]
         if not isinstance(tree, dict):
@@ -197,9 +210,14 @@ def send(sock: socket.socket, message: dict, encoder: Encoder) -> None:
     sock.sendall(b"".join(parts))
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     chunks, got = [], 0
     while got < n:
+        if deadline is not None:  # the whole message, not each read, must arrive in time (no trickling)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("the message did not arrive in time")
+            sock.settimeout(left)
         chunk = sock.recv(min(n - got, 1 << 20))
         if not chunk:
             raise EOFError("the other side closed the connection")
@@ -208,22 +226,25 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def recv(sock: socket.socket) -> tuple[dict, list[bytes]]:
+def recv(sock: socket.socket, deadline: float | None = None, max_header: int = MAX_MESSAGE,
+         max_total: int = MAX_MESSAGE) -> tuple[dict, list[bytes]]:
+    """One message; a header over ``max_header`` bytes or a message over ``max_total`` is refused unread."""
     total = 0
 
-    def length():
+    def length(limit):
         nonlocal total
-        (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size))
+        (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline))
         total += n
-        if total > MAX_MESSAGE:
+        if n > limit or total > max_total:
             raise WireError("message too large")
         return n
 
-    header = json.loads(_recv_exact(sock, length()))
+    try:
+        header = json.loads(_recv_exact(sock, length(max_header), deadline))
+    except RecursionError:
+        raise WireError("message nested too deeply") from None
     if not isinstance(header, dict):
         raise WireError("message is not an object")
-    count = length()
-    if count > 100_000:
-        raise WireError("too many buffers")
-    buffers = [_recv_exact(sock, length()) for _ in range(count)]
+    count = length(100_000)
+    buffers = [_recv_exact(sock, length(max_total), deadline) for _ in range(count)]
     return header, buffers

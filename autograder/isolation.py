@@ -1,0 +1,182 @@
+"""The operating-system boundary around a student's code: a bubblewrap sandbox with a seccomp filter.
+
+Every sandbox process (``autograder.client.Sandbox``) is started through
+``command()``: bubblewrap (Debian's ``bubblewrap``) puts it in fresh user, pid,
+network, IPC, UTS and mount namespaces, as uid/gid 65534 (also outside the
+namespace when the grader is root), with no capabilities and no new privileges.
+Its file system is a new, empty root holding read-only views of what Python
+needs (``/usr``, the interpreter's installation, the virtualenv, the course's
+helper package ``dlcourse`` and the three modules of the sandbox's own server) and
+one writable folder, its work folder (owned by 65534). No repository, no solutions, no home
+folders, no class, no OUT, no other process. A seccomp filter then refuses the
+system calls a notebook never needs: new processes (only threads may be
+created), namespaces and mounts, ptrace and cross-process memory, sockets,
+keyrings, BPF, perf, io_uring, kernel modules and the like.
+
+``probe()`` says whether this machine can make such a sandbox; grading refuses
+to start where it cannot (``autograder.classroom``), unless the instructor asks
+for the unsafe mode explicitly.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import shutil
+import struct
+import subprocess
+import sys
+import sysconfig
+
+NOBODY = 65534
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVER_MODULES = ("autograder/__init__.py", "autograder/sandbox.py", "autograder/wire.py")
+WORKDIR = "/sandbox"  # the sandbox's own folder, inside it
+
+# --------------------------------------------------------------------- seccomp
+# x86_64 system call numbers that a notebook never needs; each fails with EPERM.
+DENIED_SYSCALLS = {
+    "fork": 57, "vfork": 58, "ptrace": 101, "syslog": 103, "personality": 135, "uselib": 134,
+    "modify_ldt": 154, "pivot_root": 155, "chroot": 161, "acct": 163, "mount": 165, "umount2": 166,
+    "swapon": 167, "swapoff": 168, "reboot": 169, "iopl": 172, "ioperm": 173, "init_module": 175,
+    "delete_module": 176, "quotactl": 179, "lookup_dcookie": 212, "kexec_load": 246, "add_key": 248,
+    "request_key": 249, "keyctl": 250, "mknod": 133, "mknodat": 259, "unshare": 272, "move_pages": 279,
+    "perf_event_open": 298, "fanotify_init": 300, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "setns": 308, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "finit_module": 313,
+    "kexec_file_load": 320, "bpf": 321, "userfaultfd": 323, "pidfd_send_signal": 424,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
+    "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "pidfd_open": 434,
+    "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
+    "socket": 41, "connect": 42, "accept": 43, "bind": 49, "listen": 50, "socketpair": 53, "accept4": 288,
+}
+CLONE, CLONE3, CLONE_THREAD = 56, 435, 0x00010000
+AUDIT_ARCH_X86_64 = 0xC000003E
+EPERM, ENOSYS = 1, 38
+_LD_W_ABS, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALLOW, _KILL = 0x7FFF0000, 0x80000000
+
+
+def _errno(n: int) -> int:
+    return 0x00050000 | n
+
+
+def seccomp_program() -> bytes:
+    """A classic-BPF seccomp filter (what ``bwrap --seccomp`` loads), built by hand: no libseccomp needed.
+
+    Wrong architecture: kill. x32 system calls: EPERM. The denied calls: EPERM.
+    ``clone`` is allowed only for threads (CLONE_THREAD); ``clone3``, whose flags a
+    filter cannot read, answers ENOSYS so that the C library falls back to ``clone``.
+    """
+    code: list[tuple] = [(_LD_W_ABS, 0, 0, 4), (_JEQ, 0, "kill", AUDIT_ARCH_X86_64), (_LD_W_ABS, 0, 0, 0),
+                         (_JGE, "eperm", 0, 0x40000000)]
+    code += [(_JEQ, "eperm", 0, nr) for nr in sorted(DENIED_SYSCALLS.values())]
+    code += [(_JEQ, "clone", 0, CLONE), (_JEQ, "enosys", 0, CLONE3), (_RET, 0, 0, _ALLOW)]
+    labels = {"clone": len(code)}
+    code += [(_LD_W_ABS, 0, 0, 16), (_JSET, "allow", "eperm", CLONE_THREAD)]
+    for name, value in (("allow", _ALLOW), ("eperm", _errno(EPERM)), ("enosys", _errno(ENOSYS)), ("kill", _KILL)):
+        labels[name] = len(code)
+        code.append((_RET, 0, 0, value))
+
+    def offset(target, at):
+        return target if isinstance(target, int) else labels[target] - at - 1
+    return b"".join(struct.pack("=HBBI", op, offset(jt, i), offset(jf, i), k)
+                    for i, (op, jt, jf, k) in enumerate(code))
+
+
+# ------------------------------------------------------------------ bubblewrap
+def bwrap() -> str | None:
+    return shutil.which("bwrap") or next((p for p in ("/usr/bin/bwrap", "/bin/bwrap") if os.path.exists(p)), None)
+
+
+def runtime_paths() -> list[str]:
+    """What the sandbox's Python needs to see, read-only, beyond /usr: its installation and packages."""
+    import dlcourse
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"],
+             os.path.dirname(os.path.abspath(dlcourse.__file__))}
+    paths = {os.path.realpath(p) for p in paths if p and os.path.exists(p)}
+    paths = {p for p in paths if p != "/usr" and not p.startswith("/usr/")}
+    # keep the outermost of nested paths
+    return sorted(p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
+
+
+
+def command(python: str, workdir: str, argv: list[str], env: dict, seccomp_fd: int) -> list[str]:
+    """The bwrap command line that runs ``python argv`` in a sandbox whose work folder is ``workdir``.
+
+    Started by root, bubblewrap runs privileged: it builds the namespaces and mounts
+    (it can read a runtime under a private home folder), then ``setpriv`` becomes
+    uid/gid 65534 on the host, with no capabilities left, and runs Python. Started
+    by anyone else, bubblewrap adds a user namespace that maps that user to 65534.
+    """
+    cmd = [bwrap(), "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session", "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+    if os.geteuid() != 0:
+        cmd += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+        become = []
+    else:
+        become = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                  "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # usr-merged systems link these into /usr
+        path = os.path.join("/", name)
+        if os.path.islink(path):
+            cmd += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            cmd += ["--ro-bind", path, path]
+    for path in ("/etc/ld.so.cache", "/etc/localtime"):
+        if os.path.exists(path):
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    binds = [(path, path) for path in runtime_paths()]
+    binds += [(os.path.join(ROOT, module), os.path.join("/grader", module)) for module in SERVER_MODULES]
+    parents = {p for _, dest in binds for p in _ancestors(dest)}
+    for parent in sorted(parents, key=lambda p: (p.count("/"), p)):  # traversable, listing nothing else
+        cmd += ["--perms", "0755", "--dir", parent]
+    for source, dest in binds:
+        cmd += ["--ro-bind", source, dest]
+    cmd += ["--bind", workdir, WORKDIR, "--chdir", WORKDIR, "--remount-ro", "/", "--clearenv"]
+    for key, value in env.items():
+        cmd += ["--setenv", key, value]
+    return cmd + ["--seccomp", str(seccomp_fd), "--", *become, python, *argv]
+
+
+def _ancestors(path: str) -> list[str]:
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def seccomp_fd() -> int:
+    """A readable, inheritable descriptor holding the filter (bwrap reads it once)."""
+    fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
+    os.write(fd, seccomp_program())
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.set_inheritable(fd, True)
+    return fd
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> str | None:
+    """None when sandboxes can be made here, else the one-line reason why not."""
+    if sys.platform != "linux":
+        return f"the sandbox needs Linux namespaces (this is {sys.platform})"
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return f"the sandbox's seccomp filter is written for x86_64 (this is {platform.machine()})"
+    if bwrap() is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as workdir:
+        if os.geteuid() == 0:
+            os.chown(workdir, NOBODY, NOBODY)
+        fd = seccomp_fd()
+        try:
+            cmd = command(sys.executable, workdir, ["-I", "-c", "import os; print(os.getuid())"],
+                          {"PATH": "/usr/bin:/bin"}, fd)
+            done = subprocess.run(cmd, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"bubblewrap could not start a sandbox ({exc})"
+        finally:
+            os.close(fd)
+    if done.returncode != 0 or done.stdout.strip() != str(NOBODY):
+        reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return f"bubblewrap could not start a sandbox here: {reason}"
+    return None
