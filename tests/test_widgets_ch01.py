@@ -116,3 +116,47 @@ def test_adaboost_rounds_change_the_readout(ref):
 def test_adaboost_names_the_missing_function():
     w = ch01.adaboost_explorer(adaboost_step=stub)
     assert "not written yet" in w.readout.value and "<b>adaboost_step</b>" in w.readout.value
+
+
+def test_adaboost_training_error_stays_under_prod_Z(ref):
+    w = ch01.adaboost_explorer(adaboost_step=ref.adaboost_step)
+    previous = 1.0
+    for rounds in (1, 2, 7, 15, ch01.MAX_ROUNDS):
+        w.controls["rounds"].value = rounds
+        text = w.readout.value
+        error = float(re.search(r"= ([\d.]+) ≤ ∏Z_t", text).group(1))
+        prod_z = float(re.search(r"∏Z_t = ([\d.]+)", text).group(1))
+        exp_bound = float(re.search(r"\) = ([\d.]+) \(best", text).group(1))
+        assert error <= prod_z <= exp_bound + 1e-3 and prod_z < previous, text
+        previous = prod_z
+    assert w.last_render_seconds < 0.5
+
+
+def test_adaboost_runs_once_per_function_and_redraws_in_place(ref):
+    from tests.helpers import counting
+    step = counting(ref.adaboost_step)
+    w = ch01.adaboost_explorer(adaboost_step=step)
+    first_figure = w.last_figure
+    assert len(step.calls) == ch01.MAX_ROUNDS
+    w.controls["rounds"].value = 9
+    w.controls["rounds"].value = 3
+    assert len(step.calls) == ch01.MAX_ROUNDS and w.last_figure is first_figure
+    assert w.readout.value.startswith("round 3:")
+    # a wrong alpha (no 1/2) reweights differently: the bound and the readout change
+    def doubled(weights, y, h_pred):
+        alpha, new = ref.adaboost_step(weights, y, h_pred)
+        return 2 * alpha, new
+    other = ch01.adaboost_explorer(adaboost_step=doubled)
+    other.controls["rounds"].value = 3
+    assert other.readout.value != w.readout.value and other.last_figure is not first_figure
+
+
+def test_cover_curves_are_cached_per_dimension(ref):
+    from tests.helpers import counting
+    cover_count = counting(ref.cover_count)
+    w = ch01.cover_explorer(cover_count=cover_count)
+    calls = len(cover_count.calls)
+    w.controls["n"].value = 20   # one of the background dimensions: already computed
+    assert len(cover_count.calls) == calls
+    w.controls["n"].value = 10
+    assert len(cover_count.calls) == calls and "n = 10" in w.readout.value

@@ -20,12 +20,12 @@ from matplotlib.ticker import NullLocator
 
 from dlcourse.data import linearly_separable
 
-from .explorer import Explorer
+from .explorer import Explorer, RenderCache, cached
 
 __all__ = [
     "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_stepper",
     "render_cover", "cover_explorer",
-    "boosting_data", "best_stump", "render_adaboost", "adaboost_explorer",
+    "boosting_data", "best_stump", "boosting_run", "render_adaboost", "adaboost_explorer",
 ]
 
 _POS, _NEG = "tab:blue", "tab:orange"
@@ -218,28 +218,36 @@ COVER_RATIO = 4  # s runs up to COVER_RATIO * n
 
 def _fractions(cover_count, n):
     s = np.arange(1, COVER_RATIO * n + 1)
-    return s / n, np.array([int(cover_count(int(k), int(n))) / 2 ** int(k) for k in s])
+    frac = np.array([int(cover_count(int(k), int(n))) / 2 ** int(k) for k in s])
+    ratio = s / n
+    ratio.flags.writeable = frac.flags.writeable = False
+    return ratio, frac
 
 
-def render_cover(n, *, cover_count):
-    """C(s, n) / 2**s against s / n for a few dimensions and for ``n``; the transition at s = 2n."""
+def render_cover(n, *, cover_count, cache=None):
+    """C(s, n) / 2**s against s / n for a few dimensions and for ``n``; the transition at s = 2n.
+
+    With a ``RenderCache`` each dimension's curve is computed once per ``cover_count``."""
     n = int(n)
+    curve = lambda m: cached(cache, ("cover", int(m), cover_count), lambda: _fractions(cover_count, m))  # noqa: E731
     fig, ax = plt.subplots(figsize=(6.4, 3.5))
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.14, top=0.92)  # fixed: tight_layout is slow
     for m in COVER_DIMENSIONS:
         if m != n:
-            ratio, frac = _fractions(cover_count, m)
+            ratio, frac = curve(m)
             ax.plot(ratio, frac, lw=1, alpha=0.6, label=f"n = {m}", marker="." if m <= 2 else None)
-    ratio, frac = _fractions(cover_count, n)
+    ratio, frac = curve(n)
     ax.plot(ratio, frac, color="k", lw=2.2, label=f"n = {n}", marker="." if n <= 2 else None)
     ax.axvline(2, color="tab:red", ls="--", lw=1)
     ax.axhline(0.5, color="grey", lw=0.6)
-    ax.set(xlabel="s / n  (points per dimension)", ylabel="fraction separable  C(s, n) / 2^s",
-           xlim=(0, COVER_RATIO), ylim=(-0.03, 1.03))
+    ax.set(xlim=(0, COVER_RATIO), ylim=(-0.03, 1.03))
+    ax.set_xlabel("s / n  (points per dimension)", fontsize=8)
+    ax.set_ylabel("fraction separable  C(s, n) / 2^s", fontsize=8)
+    ax.tick_params(labelsize=7)
     ax.set_title("Cover: the capacity of a linear unit is 2n points", fontsize=10)
     ax.legend(loc="lower left", fontsize=8)
-    fig.tight_layout()
 
-    at_n, at_2n, at_4n = (int(cover_count(k * n, n)) / 2 ** (k * n) for k in (1, 2, 4))
+    at_n, at_2n, at_4n = (frac[k * n - 1] for k in (1, 2, 4))
     readout = (f"n = {n}: fraction C(s, n) / 2^s = {at_n:.4f} at s = n, {at_2n:.4f} at s = 2n, "
                f"{at_4n:.4g} at s = 4n")
     return fig, readout
@@ -248,7 +256,8 @@ def render_cover(n, *, cover_count):
 def cover_explorer(cover_count):
     controls = {"n": widgets.IntSlider(value=10, min=1, max=50, description="dimension n",
                                        continuous_update=False)}
-    return Explorer(render_cover, controls, needs={"cover_count": cover_count}, height="360px",
+    return Explorer(functools.partial(render_cover, cache=RenderCache()), controls,
+                    needs={"cover_count": cover_count}, height="360px",
                     title="Cover's counting theorem")
 
 
@@ -285,53 +294,134 @@ def best_stump(x, y, weights):
     return float(thresholds[j_minus]), -1.0, -predictions[j_minus]
 
 
-def render_adaboost(rounds, *, adaboost_step):
-    """AdaBoost for ``rounds`` rounds on ``boosting_data()``, every round computed by ``adaboost_step``."""
+def boosting_run(adaboost_step, rounds: int = MAX_ROUNDS):
+    """``rounds`` rounds of AdaBoost on ``boosting_data()``, every reweighting by ``adaboost_step``.
+
+    Returns ``(stumps, weights_after)``: ``stumps[t] = (threshold, sign, alpha, eps, Z)`` with
+    ``Z = sum_i D_t(i) exp(-alpha y_i h(x_i))`` the normaliser of round t (computed here from the
+    student's alpha), and ``weights_after[t]`` the weights the student's function returned.
+    """
     x, y = boosting_data()
     weights = np.full(len(x), 1.0 / len(x))
-    stumps = []  # (threshold, sign, alpha, eps)
+    stumps, history = [], []
     for _ in range(int(rounds)):
         threshold, sign, h = best_stump(x, y, weights)
         eps = float(weights[h != y].sum())
-        alpha, weights = adaboost_step(weights, y, h)
-        weights = np.asarray(weights, dtype=float)
-        stumps.append((threshold, sign, float(alpha), eps))
+        alpha, new_weights = adaboost_step(weights.copy(), y.copy(), h.copy())
+        alpha = float(alpha)
+        Z = float(np.sum(weights * np.exp(-alpha * y * h)))
+        weights = np.asarray(new_weights, dtype=float)
+        stumps.append((threshold, sign, alpha, eps, Z))
+        history.append(weights)
+    return stumps, history
 
-    grid = np.linspace(-0.02, 1.02, 600)
 
-    def vote(points):
-        return sum(a * s * np.where(points > th, 1.0, -1.0) for th, s, a, _ in stumps)
+_BOOST_GRID = np.linspace(-0.02, 1.02, 400)
 
-    total_alpha = sum(abs(a) for *_, a, _ in stumps) or 1.0
-    F_grid = vote(grid) / total_alpha
-    errors = int(np.sum(np.sign(vote(x)) != y))
+
+def _boosting_curves(adaboost_step):
+    """Everything the widget shows that does not depend on the round slider, for all MAX_ROUNDS."""
+    x, y = boosting_data()
+    stumps, history = boosting_run(adaboost_step, MAX_ROUNDS)
+    alphas = np.array([a for _, _, a, _, _ in stumps])
+    signs = np.array([s for _, s, _, _, _ in stumps])
+    thresholds = np.array([t for t, *_ in stumps])
+    votes_x = np.cumsum(alphas[:, None] * signs[:, None] * np.where(x[None, :] > thresholds[:, None], 1.0, -1.0),
+                        axis=0)                                   # (rounds, points): F_t(x_i)
+    votes_grid = np.cumsum(alphas[:, None] * signs[:, None]
+                           * np.where(_BOOST_GRID[None, :] > thresholds[:, None], 1.0, -1.0), axis=0)
+    errors = np.sum(np.sign(votes_x) != y, axis=1)                # ensemble training errors after t rounds
+    prod_Z = np.cumprod([Z for *_, Z in stumps])
+    eps = np.array([e for _, _, _, e, _ in stumps])
+    exp_bound = np.exp(-2.0 * np.cumsum((0.5 - eps) ** 2))
     single = int(np.sum(best_stump(x, y, np.full(len(x), 1.0 / len(x)))[2] != y))
+    out = dict(stumps=stumps, history=history, votes_grid=votes_grid, errors=errors, prod_Z=prod_Z,
+               exp_bound=exp_bound, abs_alpha=np.cumsum(np.abs(alphas)), single=single)
+    for value in out.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return out
 
-    fig, ax = plt.subplots(figsize=(7.5, 3.3))
-    positive = F_grid > 0
-    ax.fill_between(grid, -1.25, 1.25, where=positive, color=_POS, alpha=0.12, step="mid",
-                    label="predicted +1")
-    ax.step(grid, F_grid, where="mid", color="k", lw=1.2, label="F(x) / Σα")
-    sizes = 30 + 1500 * weights
-    ax.scatter(x[y > 0], y[y > 0], s=sizes[y > 0], c=_POS, marker="o", alpha=0.8, label="label +1")
-    ax.scatter(x[y < 0], y[y < 0], s=sizes[y < 0], c=_NEG, marker="s", alpha=0.8, label="label −1")
-    threshold, sign, alpha, eps = stumps[-1]
-    ax.axvline(threshold, color="tab:red", ls="--", lw=1, label=f"stump of round {len(stumps)}")
+
+def _adaboost_figure(c):
+    """The AdaBoost figure, built once per student function; renders update its artists in place."""
+    from matplotlib.colors import ListedColormap
+    from matplotlib.figure import Figure
+
+    x, y = boosting_data()
+    n = len(x)
+    fig = Figure(figsize=(9.6, 3.2))  # outside pyplot's registry: kept in the widget's cache
+    ax = fig.add_axes([0.04, 0.3, 0.54, 0.6])
+    ax2 = fig.add_axes([0.66, 0.3, 0.325, 0.6])
+    shade = ax.imshow(np.zeros((1, len(_BOOST_GRID))), extent=(_BOOST_GRID[0], _BOOST_GRID[-1], -1.25, 1.25),
+                      aspect="auto", cmap=ListedColormap(["white", "#dce9f5"]), vmin=0, vmax=1,
+                      interpolation="nearest", origin="lower")
+    vote, = ax.plot(_BOOST_GRID, np.zeros(len(_BOOST_GRID)), drawstyle="steps-mid", color="k", lw=1.2,
+                    label="F(x) / Σ|α|  (shaded: predicted +1)")
+    pos = ax.scatter(x[y > 0], y[y > 0], s=30, c=_POS, marker="o", alpha=0.8, label="label +1")
+    neg = ax.scatter(x[y < 0], y[y < 0], s=30, c=_NEG, marker="s", alpha=0.8, label="label −1")
+    stump = ax.axvline(0.5, color="tab:red", ls="--", lw=1, label="stump of this round")
     ax.axhline(0, color="grey", lw=0.5)
-    ax.set(xlim=(-0.02, 1.02), ylim=(-1.25, 1.25), xlabel="x")
-    ax.set_title(f"AdaBoost after {len(stumps)} rounds: {errors}/{len(x)} training errors", fontsize=10)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=6, fontsize=7, frameon=False)
-    fig.tight_layout()
+    ax.set(xlim=(-0.02, 1.02), ylim=(-1.25, 1.25))
+    ax.set_xlabel("x", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=7, frameon=False)
+
+    ts = np.arange(1, MAX_ROUNDS + 1)
+    floor = 0.5 / n  # zero training error drawn at half a point, on the log axis
+    ax2.semilogy(ts, np.maximum(c["errors"] / n, floor), "o-", ms=2.5, lw=1, color="k", label="training error")
+    ax2.semilogy(ts, c["prod_Z"], color="tab:red", lw=1.2, label="∏ Z_t")
+    ax2.semilogy(ts, c["exp_bound"], color="tab:red", ls=":", lw=1, label="exp(−2 Σ (½ − ε_t)²)")
+    now = ax2.axvline(1, color="grey", lw=0.6)
+    ax2.set_ylim(floor / 1.5, 1.2)
+    ax2.set_xlabel("round t  (error 0 drawn at the bottom)", fontsize=8)
+    ax2.tick_params(labelsize=7)
+    ax2.yaxis.set_minor_locator(NullLocator())
+    ax2.set_title("training error ≤ ∏ Z_t ≤ exp bound", fontsize=9)
+    ax2.legend(loc="lower left", fontsize=7, frameon=False)
+    return {"fig": fig, "ax": ax, "shade": shade, "vote": vote, "pos": pos, "neg": neg, "stump": stump,
+            "now": now}
+
+
+def render_adaboost(rounds, *, adaboost_step, cache=None):
+    """AdaBoost for ``rounds`` rounds on ``boosting_data()``, every round computed by ``adaboost_step``.
+
+    Left: the data (sizes: weights after round ``rounds``), the normalised vote and the stump of that
+    round. Right: the ensemble's training error after t rounds against the bound prod_t Z_t (and
+    exp(-2 sum (1/2 - eps_t)^2)). With a ``RenderCache`` all rounds are computed once per function
+    and the figure is built once, then updated in place."""
+    x, y = boosting_data()
+    c = cached(cache, ("boosting", adaboost_step), lambda: _boosting_curves(adaboost_step))
+    parts = cached(cache, ("figure", adaboost_step), lambda: _adaboost_figure(c))
+    t = int(rounds)
+    threshold, sign, alpha, eps, Z = c["stumps"][t - 1]
+    weights = c["history"][t - 1]
+    F_grid = c["votes_grid"][t - 1] / (c["abs_alpha"][t - 1] or 1.0)
+    errors = int(c["errors"][t - 1])
+    single = c["single"]
+    n = len(x)
+
+    parts["shade"].set_data((F_grid > 0).astype(float)[None, :])
+    parts["vote"].set_ydata(F_grid)
+    sizes = 30 + 1500 * weights
+    parts["pos"].set_sizes(sizes[y > 0])
+    parts["neg"].set_sizes(sizes[y < 0])
+    parts["stump"].set_xdata([threshold, threshold])
+    parts["now"].set_xdata([t, t])
+    parts["ax"].set_title(f"AdaBoost after {t} rounds: {errors}/{n} training errors", fontsize=9)
 
     side = ">" if sign > 0 else "≤"
-    readout = (f"round {len(stumps)}: stump +1 where x {side} {threshold:.3f}, weighted error ε = {eps:.3f}, "
-               f"α = {alpha:.3f} · ensemble training errors {errors}/{len(x)} "
-               f"(best single stump: {single}/{len(x)})")
-    return fig, readout
+    readout = (f"round {t}: stump +1 where x {side} {threshold:.3f}, weighted error ε = {eps:.3f}, "
+               f"α = {alpha:.3f}, Z = {Z:.3f} · ensemble training errors {errors}/{n} "
+               f"= {errors / n:.3f} ≤ ∏Z_t = {c['prod_Z'][t - 1]:.3f} "
+               f"≤ exp(−2Σ(½−ε_t)²) = {c['exp_bound'][t - 1]:.3f} "
+               f"(best single stump: {single}/{n})")
+    return parts["fig"], readout
 
 
 def adaboost_explorer(adaboost_step):
     controls = {"rounds": widgets.IntSlider(value=1, min=1, max=MAX_ROUNDS, description="rounds",
                                             continuous_update=True)}
-    return Explorer(render_adaboost, controls, needs={"adaboost_step": adaboost_step}, height="340px",
+    return Explorer(functools.partial(render_adaboost, cache=RenderCache()), controls,
+                    needs={"adaboost_step": adaboost_step}, height="340px",
                     title="AdaBoost with decision stumps")

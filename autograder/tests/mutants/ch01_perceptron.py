@@ -210,6 +210,84 @@ def perceptron_train(X, y, max_epochs=1000):
             break
     return w, float(b), updates
 ''',
+        "default_max_epochs_100": '''
+import numpy as np
+def perceptron_train(X, y, max_epochs=100):
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
+    for _ in range(max_epochs):
+        mistakes = 0
+        for x_i, y_i in zip(X, y):
+            if y_i * (w @ x_i + b) <= 0:
+                w = w + y_i * x_i
+                b += y_i
+                mistakes += 1
+        updates += mistakes
+        if mistakes == 0:
+            break
+    return w, float(b), int(updates)
+''',
+    },
+    "perceptron_criterion": {
+        "strict_mistake_test": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w + b)
+    m = scores < 0
+    return float(-scores[m].sum()), -(y[m] @ X[m]), float(-y[m].sum())
+''',
+        "sums_over_all_points": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w + b)
+    return float(-scores.sum()), -(y @ X), float(-y.sum())
+''',
+        "gradient_sign_flipped": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w + b)
+    m = scores <= 0
+    return float(-scores[m].sum()), y[m] @ X[m], float(y[m].sum())
+''',
+        "bias_left_out_of_the_score": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w)
+    m = scores <= 0
+    return float(-scores[m].sum()), -(y[m] @ X[m]), float(-y[m].sum())
+''',
+        "sums_over_features_not_points": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w + b)
+    m = scores <= 0
+    return float(-scores[m].sum()), -(y[m][:, None] * X[m]).sum(axis=1), float(-y[m].sum())
+''',
+        "mean_over_mistakes": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w + b)
+    m = scores <= 0
+    k = max(int(m.sum()), 1)
+    return float(-scores[m].sum()) / k, -(y[m] @ X[m]) / k, float(-y[m].sum()) / k
+''',
+        "loss_counts_mistakes": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    scores = y * (X @ w + b)
+    m = scores <= 0
+    return float(m.sum()), -(y[m] @ X[m]), float(-y[m].sum())
+''',
+        "folds_labels_into_X_in_place": '''
+import numpy as np
+def perceptron_criterion(X, y, w, b):
+    X = np.asarray(X, dtype=float)
+    X *= y[:, None]
+    scores = X @ w + b * y
+    m = scores <= 0
+    return float(-scores[m].sum()), -X[m].sum(axis=0), float(-y[m].sum())
+''',
     },
     "novikoff_bound": {
         "not_squared": '''
