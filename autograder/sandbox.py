@@ -323,8 +323,9 @@ def serve(sock: socket.socket, limits: dict) -> None:
     os.dup2(out, 2)
     os.close(out)
     sys.stdout = sys.stderr = CappedOutput(int(limits.get("output_bytes", 0)) or 1 << 20)
-    from dlcourse.testing import Watch, _torch_dir
+    from dlcourse.testing import Watch, _torch_dir, count_thread_starts
     _torch_dir()
+    count_thread_starts()
     _disarm_ctypes()
     _apply_limits(limits)
     if limits.get("audit_hook", True):  # off only in the tests that probe the OS boundary beneath it

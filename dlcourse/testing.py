@@ -177,6 +177,7 @@ class Watch:
         self.torch_used: list[str] = []
         self.line_count = 0
         self.tampered = False
+        self.threads = False    # other threads ran beside the watched code (they would escape the watch)
         self._exiting = False
         self._setprofile, self._settrace = sys.setprofile, sys.settrace
         self._getprofile, self._gettrace = sys.getprofile, sys.gettrace
@@ -198,14 +199,20 @@ class Watch:
         return self._trace
 
     def __enter__(self):
+        import threading
         self._old = (self._getprofile(), self._gettrace())
+        self._starts = _THREAD_STARTS[0]
+        self.threads = threading.active_count() > 1
         if self.torch_calls:
+            threading.setprofile(self._profile)  # threads started inside are watched too
             self._setprofile(self._profile)
         if self.lines:
+            threading.settrace(self._trace)
             self._settrace(self._trace)
         return self
 
     def __exit__(self, *exc):
+        import threading
         self._exiting = True
         if self.torch_calls and self._getprofile() != self._profile:
             self.tampered = True
@@ -213,16 +220,38 @@ class Watch:
             self.tampered = True
         self._settrace(self._old[1])
         self._setprofile(self._old[0])
+        threading.setprofile(None)
+        threading.settrace(None)
+        self.threads = self.threads or _THREAD_STARTS[0] != self._starts or threading.active_count() > 1
         return False
 
     def observations(self) -> dict:
-        return {"torch_used": list(self.torch_used), "line_count": self.line_count, "tampered": self.tampered}
+        return {"torch_used": list(self.torch_used), "line_count": self.line_count, "tampered": self.tampered,
+                "threads": self.threads}
+
+
+_THREAD_STARTS = [0]  # threads started since count_thread_starts(), by any means of the threading modules
+
+
+def count_thread_starts() -> None:
+    """Count every thread started from now on (the sandbox calls this before any student code runs)."""
+    import _thread
+    import threading
+    start = _thread.start_new_thread
+
+    def counted(*args, **kwargs):
+        _THREAD_STARTS[0] += 1
+        return start(*args, **kwargs)
+    _thread.start_new_thread = _thread.start_new = threading._start_new_thread = counted
 
 
 def judge(monitors, observations: dict) -> str | None:
     """The failure message for what a Watch saw, or None when every monitor is satisfied."""
     if observations.get("tampered"):
         return "the code under test changed the interpreter's trace or profile hooks"
+    if observations.get("threads"):
+        return ("the code under test ran threads beside it: a function checked from scratch or for its "
+                "number of lines must do its work in the calling thread")
     for kind, arg in monitors:
         if kind == "from_scratch" and observations.get("torch_used"):
             return (f"{arg} must be written from scratch in NumPy, but it called "

@@ -136,3 +136,24 @@ def test_wire_refuses_objects():
     decoder = wire.Decoder(encoder.buffers, None, None, None)
     with pytest.raises(wire.WireError):
         decoder(tree)
+
+
+def test_from_scratch_watch_sees_threads():
+    """Issue 11, finding 8: torch called from a thread does not pass a from-scratch check."""
+    from autograder.verdicts import run_test_cell
+    cell = ("from dlcourse.testing import check, from_scratch\nimport numpy as np\n"
+            "with check('no torch'):\n    with from_scratch('f'):\n        out = f(np.ones(3))\n"
+            "    assert float(out) == 3.0\n")
+    sneaky = ("import threading, numpy as np\ndef f(x):\n    box = []\n"
+              "    t = threading.Thread(target=lambda: box.append(float(__import__('torch').tensor(x).sum())))\n"
+              "    t.start(); t.join()\n    return box[0]\n")
+    pool = ("import numpy as np\nfrom concurrent.futures import ThreadPoolExecutor\npool = ThreadPoolExecutor(1)\n"
+            "pool.submit(lambda: 0).result()\n"
+            "def f(x):\n    return pool.submit(lambda: float(__import__('torch').tensor(x).sum())).result()\n")
+    honest = "import numpy as np\ndef f(x):\n    return float(np.sum(x))\n"
+    scores = {}
+    for name, code in (("thread", sneaky), ("pool", pool), ("honest", honest)):
+        with Sandbox({}, preload=("torch",)) as box:
+            assert box.run_cell(code, name) is None
+            scores[name] = run_test_cell(box, "test_f", cell, 1, ["f"], 20).score
+    assert scores == {"thread": 0.0, "pool": 0.0, "honest": 1.0}
