@@ -47,9 +47,10 @@ class OneLineFormatter(logging.Formatter):
 
 
 def folder_id(name: str) -> str:
-    """A file or folder name as text: undecodable bytes as ``\\xNN`` (``os.fsdecode`` would make them lone
-    surrogates, which no output can encode)."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
+    """A file or folder name as the one-line text every output uses (student id, CSV, gradebook, feedback
+    folder, log): undecodable bytes as ``\\xNN`` (``os.fsdecode`` would make them lone surrogates, which no
+    output can encode), control and format characters escaped as in ``log_text``."""
+    return log_text(os.fsencode(name).decode("utf-8", "backslashreplace"))
 
 
 def _entries(folder) -> list[os.DirEntry]:

@@ -3,6 +3,12 @@
 Feedback shows each check's description and message in words. It never holds a
 hidden test's source (test cells are shown with their public part only) nor
 anything the student's process printed; text from the student is escaped.
+
+Any input is data: names, notebook text and messages may hold any code point.
+Lone surrogates (undecodable bytes of a file name, ``"\\ud800"`` in a notebook's JSON
+or an exception message) are written as ``\\udXXX`` text, never raised on;
+CSV cells that a spreadsheet would read as a formula are neutralised; the
+feedback's markup goes through a whitelist sanitizer (``clean_html``).
 """
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import html
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import nbformat
 
@@ -27,17 +34,90 @@ c.CourseDirectory.course_id = "dlcourse"
 '''
 
 
+# ------------------------------------------------------------------ any input is data
+
+def scrub(text: str) -> str:
+    """``text`` with every lone surrogate written as ``\\udXXX``: encodable as UTF-8, never raising."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def scrubbed(value: Any) -> Any:
+    """A copy of a result (dicts, lists, strings...) whose strings all encode as UTF-8."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrubbed(k): scrubbed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrubbed(v) for v in value)
+    return value
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a leading quote (OWASP)."""
+    if isinstance(value, str):
+        value = scrub(value)
+        if value.startswith(FORMULA_STARTS):
+            return "'" + value
+    return value
+
+
+def _write_csv(path: Path, rows: list[list]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows([[csv_cell(v) for v in row] for row in rows])
+
+
+# Markup allowed in feedback: what markdown and the grader's own tables produce, nothing that runs.
+SAFE_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
+    "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul"})
+_HEADING = ["id"]
+SAFE_ATTRIBUTES = {
+    "a": ["href", "title", "class"], "abbr": ["title"], "div": ["class"], "span": ["class"], "pre": ["class"],
+    "code": ["class"], "td": ["style", "colspan", "rowspan"], "th": ["style", "colspan", "rowspan"],
+    "ol": ["start"], **{f"h{i}": _HEADING for i in range(1, 7)}}
+SAFE_PROTOCOLS = ("http", "https", "mailto")
+_CLEANER = []
+
+
+def clean_html(text) -> str:
+    """Sanitize markup for the feedback: whitelisted tags, no attribute or URL that runs script, no style
+    but text alignment. Other tags are dropped (their text stays, escaped), comments too."""
+    if not _CLEANER:
+        import bleach
+        from bleach.css_sanitizer import CSSSanitizer
+        _CLEANER.append(bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS,
+                                       strip=True, strip_comments=True,
+                                       css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"])))
+    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
+    return _CLEANER[0].clean(scrub(text))
+
+
+def _text_html(text: str) -> str:
+    """Plain text as HTML: escaped, line breaks kept, never read as markdown or math."""
+    return html.escape(scrub(text)).replace("\r", "").replace("\n", "<br>")
+
+
 def _checks_html(cell: dict) -> str:
+    esc = _text_html
     rows = []
     for check in cell["checks"]:
         mark = "✔" if check["passed"] else "✘"
         kind = "hidden" if check["hidden"] else "public"
-        message = "" if check["passed"] else html.escape(check["message"] or "")
-        rows.append(f"<tr><td>{mark}</td><td>{html.escape(check['description'])}</td><td>{kind}</td>"
+        message = "" if check["passed"] else esc(check["message"] or "")
+        rows.append(f"<tr><td>{mark}</td><td>{esc(check['description'])}</td><td>{kind}</td>"
                     f"<td>{message}</td></tr>")
-    error = f"<p><b>{html.escape(cell['error'])}</b></p>" if cell.get("error") else ""
-    return (f"<p><b>{html.escape(cell['grade_id'])}: {cell['score']:g} / {cell['points']:g}</b></p>{error}"
-            f"<table><tr><th></th><th>check</th><th></th><th>why it failed</th></tr>{''.join(rows)}</table>")
+    error = f"<p><b>{esc(cell['error'])}</b></p>" if cell.get("error") else ""
+    return (f"<div class=\"tex2jax_ignore\"><p><b>{esc(cell['grade_id'])}: {cell['score']:g} / {cell['points']:g}"
+            f"</b></p>{error}<table><thead><tr><th></th><th>check</th><th></th><th>why it failed</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table></div>")
 
 
 def _checks_text(cell: dict) -> str:
@@ -68,23 +148,29 @@ def autograded_notebook(result: dict) -> nbformat.NotebookNode | None:
 
 
 def summary_markdown(result: dict, total: float, maximum: float) -> str:
-    esc = html.escape
-    lines = [f"# Feedback: {esc(result['assignment'])}",
-             f"**Student:** {esc(result['student'])} &nbsp; **Score:** {total:g} / {maximum:g}", ""]
+    """The summary at the top of the feedback: one raw HTML block (valid markdown, never read as markdown or
+    math), every text from the submission escaped."""
+    esc = _text_html
+    parts = [f"<h1>Feedback: {esc(result['assignment'])}</h1>",
+             f"<p><b>Student:</b> {esc(result['student'])} &nbsp; <b>Score:</b> {total:g} / {maximum:g}</p>"]
     if result["problems"]:
-        lines += ["**Notes on this submission:**", ""] + [f"- {esc(p)}" for p in result["problems"]] + [""]
+        parts.append("<p><b>Notes on this submission:</b></p><ul>"
+                     + "".join(f"<li>{esc(p)}</li>" for p in result["problems"]) + "</ul>")
     if result.get("cell_errors"):
-        lines += ["**Cells that raised an error when the grader ran your notebook:**", ""]
-        lines += [f"- {esc(k)}: {esc(v)}" for k, v in result["cell_errors"].items()] + [""]
-    lines += ["| exercise | score | checks passed |", "|---|---|---|"]
+        parts.append("<p><b>Cells that raised an error when the grader ran your notebook:</b></p><ul>"
+                     + "".join(f"<li>{esc(k)}: {esc(v)}</li>" for k, v in result["cell_errors"].items()) + "</ul>")
+    rows = []
     for cell in result["cells"]:
         passed = sum(c["passed"] for c in cell["checks"])
-        lines.append(f"| {esc(cell['grade_id'])} | {cell['score']:g} / {cell['points']:g} | "
-                     f"{passed} / {len(cell['checks'])} |")
+        rows.append(f"<tr><td>{esc(cell['grade_id'])}</td><td>{cell['score']:g} / {cell['points']:g}</td>"
+                    f"<td>{passed} / {len(cell['checks'])}</td></tr>")
     for manual in result["manual"]:
         score = "to be graded by hand" if manual["score"] is None else f"{manual['score']:g}"
-        lines.append(f"| {esc(manual['grade_id'])} (free response) | {score} / {manual['points']:g} | |")
-    return "\n".join(lines)
+        rows.append(f"<tr><td>{esc(manual['grade_id'])} (free response)</td><td>{score} / {manual['points']:g}</td>"
+                    "<td></td></tr>")
+    parts.append("<table><thead><tr><th>exercise</th><th>score</th><th>checks passed</th></tr></thead>"
+                 f"<tbody>{''.join(rows)}</tbody></table>")
+    return '<div class="tex2jax_ignore">' + "".join(parts) + "</div>"
 
 
 def totals(result: dict) -> tuple[float, float]:
@@ -97,15 +183,29 @@ def totals(result: dict) -> tuple[float, float]:
 _EXPORTER = []
 
 
-def feedback_html(result: dict, total: float, maximum: float) -> str:
+def _exporter():
+    """nbconvert's HTML exporter, its ``clean_html`` filter replaced by ours.
+
+    With ``sanitize_html`` nbconvert escapes every tag outside a short list (so headings and
+    paragraphs showed as literal ``<h1 ...>`` and ``<p>``); ours renders markdown, tables and
+    code and still drops whatever could run (scripts, event handlers, ``javascript:`` links,
+    styles, iframes, forms). Math stays TeX text, typeset by MathJax (its Safe extension on).
+    """
     if not _EXPORTER:  # building the exporter (templates, filters) costs more than using it
         from nbconvert import HTMLExporter
-        _EXPORTER.append(HTMLExporter(sanitize_html=True, exclude_input_prompt=True, exclude_output_prompt=True))
+        exporter = HTMLExporter(sanitize_html=True, exclude_input_prompt=True, exclude_output_prompt=True)
+        exporter.register_filter("clean_html", clean_html)
+        _EXPORTER.append(exporter)
+    return _EXPORTER[0]
+
+
+def feedback_html(result: dict, total: float, maximum: float) -> str:
+    result = scrubbed(result)
     nb = autograded_notebook(result) or nbformat.v4.new_notebook()
     nb = copy.deepcopy(nb)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result, total, maximum)))
-    body, _ = _EXPORTER[0].from_notebook_node(nb)
-    return body
+    body, _ = _exporter().from_notebook_node(nb)
+    return scrub(body)
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:
@@ -137,11 +237,11 @@ def write_gradebook(out: Path, results: list[dict]) -> None:
                     grade.needs_manual_grade = False
             gb.db.commit()
     (out / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(
-        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str(db.resolve())))
+        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str(db.resolve())), encoding="utf-8")
 
 
-def export_csv(out: Path) -> tuple[int, int]:
-    """grades.csv and tests.csv from the gradebook (so manual grades made later are included)."""
+def _csv_rows(out: Path) -> tuple[list[list], list[list]]:
+    """(grades rows, tests rows) from the gradebook, header first, values as they are (not yet CSV cells)."""
     from nbgrader.api import Gradebook
     rows, test_rows = [], []
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
@@ -157,22 +257,30 @@ def export_csv(out: Path) -> tuple[int, int]:
                                           grade.name, "" if pending or value is None else f"{value:g}",
                                           f"{grade.max_score:g}"])
                 rows.append([submission.student.id, assignment.name, f"{score:g}", f"{submission.max_score:g}"])
-    with open(out / "grades.csv", "w", newline="") as f:
-        csv.writer(f).writerows([["student", "assignment", "score", "max_score"], *rows])
-    with open(out / "tests.csv", "w", newline="") as f:
-        csv.writer(f).writerows([["student", "assignment", "notebook", "grade_id", "score", "max_score"],
-                                 *test_rows])
-    return len(rows), len(test_rows)
+    return ([["student", "assignment", "score", "max_score"], *rows],
+            [["student", "assignment", "notebook", "grade_id", "score", "max_score"], *test_rows])
+
+
+def export_csv(out: Path) -> tuple[int, int]:
+    """grades.csv and tests.csv from the gradebook (so manual grades made later are included).
+
+    A cell that starts with ``= + - @``, a tab or a carriage return (a student id such as
+    ``=HYPERLINK(...)``) is written with a leading ``'`` so that a spreadsheet shows it as text."""
+    rows, test_rows = _csv_rows(out)
+    _write_csv(out / "grades.csv", rows)
+    _write_csv(out / "tests.csv", test_rows)
+    return len(rows) - 1, len(test_rows) - 1
 
 
 def write_outputs(out: Path, results: list[dict], elapsed: float) -> None:
     from .report import write_report
+    results = [scrubbed(r) for r in results]  # any code point in, UTF-8 out
     (out / "results").mkdir(exist_ok=True)
     for r in results:
         slim = {k: v for k, v in r.items() if k not in ("notebook_json", "feedback_html")}
         folder = out / "results" / r["student"]
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{r['assignment']}.json").write_text(json.dumps(slim, indent=1))
+        (folder / f"{r['assignment']}.json").write_text(json.dumps(slim, indent=1), encoding="utf-8")
         nb = autograded_notebook(r)
         if nb is not None:
             path = out / "autograded" / r["student"] / r["assignment"] / f"{r['assignment']}.ipynb"
@@ -180,12 +288,11 @@ def write_outputs(out: Path, results: list[dict], elapsed: float) -> None:
             nbformat.write(nb, str(path))
     write_gradebook(out, results)
     export_csv(out)
-    scores = {}
-    with open(out / "grades.csv") as f:
-        for row in csv.DictReader(f):
-            scores[(row["student"], row["assignment"])] = (float(row["score"]), float(row["max_score"]))
+    grades, _ = _csv_rows(out)
+    scores = {(student, assignment): (float(score), float(maximum))
+              for student, assignment, score, maximum in grades[1:]}
     for r in results:
         path = out / "feedback" / r["student"] / r["assignment"] / f"{r['assignment']}.html"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(r.get("feedback_html") or feedback_html(r, *totals(r)))
+        path.write_text(scrub(r.get("feedback_html") or feedback_html(r, *totals(r))), encoding="utf-8")
     write_report(out, results, scores, elapsed)

@@ -78,5 +78,7 @@ def write_report(out: Path, results: list[dict], totals: dict, elapsed: float) -
     parts.append("<h2>Limits hit, crashes and repaired submissions</h2><table border=1 cellpadding=3><tr>"
                  f"<th>student</th><th>chapter</th><th>status</th><th>restarts</th><th>what happened</th></tr>"
                  f"{rows}</table>")
-    (out / "report.html").write_text("<!doctype html><meta charset=utf-8><title>Grading report</title>"
-                                     "<body style='font-family:sans-serif'>" + "".join(parts) + "</body>")
+    page = ("<!doctype html><meta charset=utf-8><title>Grading report</title>"
+            "<body style='font-family:sans-serif'>" + "".join(parts) + "</body>")
+    # any code point in a name or message: lone surrogates become \udXXX text, never an error
+    (out / "report.html").write_text(page.encode("utf-8", "backslashreplace").decode("utf-8"), encoding="utf-8")

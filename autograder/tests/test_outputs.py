@@ -1,0 +1,208 @@
+"""Fast tests of what the grader writes, on hostile inputs (issue 11: findings 5, 7, 9, 10).
+
+The same inputs go through the real `make grade` in test_grading.py; here each piece is
+checked on its own in seconds: lone surrogates never crash an output, CSV cells cannot
+start a formula, a log record is one line, symbolic links are refused (listing and
+opening), and the feedback renders markdown while nothing a student wrote can run.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import re
+
+import nbformat
+import pytest
+
+from autograder.classroom import OneLineFormatter, discover, folder_id, log_text
+from autograder.job import read_submission
+from autograder.notebooks import chapters, grade_id, read, release_path, role
+from autograder.outputs import (FORMULA_STARTS, clean_html, csv_cell, feedback_html, scrub, scrubbed, totals,
+                                write_outputs)
+from autograder.sanitize import sanitize
+from autograder.submissions import Link, Renamed, reference, untouched, write_class
+from autograder.tests import cases
+
+CHAPTER = chapters()[0]
+RUNS_SCRIPT = re.compile(r"<[a-z][^>]*\son[a-z]+\s*=|<script(?![^>]*\bsrc=\"https://cdnjs)(?![^>]*type=\"(module|"
+                         r"text/x-mathjax-config)\")|<iframe|<svg|<object|<embed|<form|href=\"?javascript:", re.I)
+
+
+def fake_result(notebook, student="alice", message="expected 3, got 2") -> dict:
+    """A grading result as grade_submission returns it, without running the sandbox."""
+    nb, notes = sanitize(notebook, read(release_path(CHAPTER)))
+    cells = [{"grade_id": grade_id(c), "points": 2.0, "score": 1.0, "status": "ok", "error": None, "seconds": 0.0,
+              "checks": [{"description": "the shape is right", "passed": True, "message": None, "hidden": False},
+                         {"description": "values on a hidden input", "passed": False, "message": message,
+                          "hidden": True}]}
+             for c in nb.cells if role(c) == "tests"]
+    manual = [{"grade_id": grade_id(c), "points": 1.0, "score": None, "answer": c.source}
+              for c in nb.cells if role(c) == "answer"]
+    return {"student": student, "assignment": CHAPTER, "notebook": f"{CHAPTER}.ipynb", "status": "graded",
+            "problems": notes + [f"a note with <b>markup</b> and \ud800"],
+            "cell_errors": {"cell 3 (scratch)": f"ValueError: {message}"}, "restarts": 0, "cells": cells,
+            "manual": manual, "notebook_json": nbformat.writes(nb), "seconds": 0.0}
+
+
+# ------------------------------------------------------------------ finding 5: any code point is data
+
+def test_scrub_writes_lone_surrogates_as_text():
+    assert scrub("plain é 😀") == "plain é 😀"
+    assert scrub("a\ud800b\udcff") == "a\\ud800b\\udcff"
+    value = scrubbed({"k\udfff": ["x\ud83d", ("y", 1)], "n": None})
+    assert value == {"k\\udfff": ["x\\ud83d", ("y", 1)], "n": None}
+    import json
+    json.dumps(value, ensure_ascii=False).encode("utf-8")
+
+
+def test_feedback_with_lone_surrogates_does_not_raise():
+    nb = reference(CHAPTER)
+    nb.cells.append(nbformat.v4.new_markdown_cell("notes \ud800 here"))
+    page = feedback_html(fake_result(nb, student="bob\udcff", message="bad \udfff value"), 1, 2)
+    page.encode("utf-8")
+    assert "bob\\udcff" in page and "bad \\udfff value" in page and "notes \\ud800 here" in page
+
+
+def test_read_submission_scrubs_surrogates_spelled_in_json(tmp_path):
+    path = tmp_path / "nb.ipynb"
+    path.write_text(cases.surrogate_notebook(CHAPTER))
+    nb, problem = read_submission({"path": str(path)})
+    assert problem is None
+    text = nbformat.writes(nb)
+    text.encode("utf-8")
+    assert "\\ud800" in text
+
+
+def test_write_outputs_survives_every_hostile_name_and_message(tmp_path):
+    names = ["plain", "bob\\xff", "=1+1", "-1+1", "@SUM(1;1)", "+1", "\tTAB", "eve\\r\\nforged"]
+    results = [fake_result(untouched(CHAPTER), student=name, message="boom \ud800 <script>x</script>")
+               for name in names]
+    results.append(fake_result(untouched(CHAPTER), student="raw\udcff"))  # not escaped by discover: still fine
+    write_outputs(tmp_path, results, 1.0)
+    for name in ("grades.csv", "tests.csv", "report.html", "gradebook.db"):
+        assert (tmp_path / name).is_file(), name
+    with open(tmp_path / "grades.csv", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    assert len(rows) == len(results) + 1
+    for row in rows:
+        assert not any(cell.startswith(FORMULA_STARTS) for cell in row), row
+    students = {row[0] for row in rows[1:]}
+    assert {"'=1+1", "'-1+1", "'@SUM(1;1)", "'+1", "'\tTAB", "plain", "raw\\udcff"} <= students
+    with open(tmp_path / "tests.csv", encoding="utf-8") as f:
+        assert not any(cell.startswith(FORMULA_STARTS) for row in csv.reader(f) for cell in row)
+    assert (tmp_path / "feedback" / "raw\\udcff" / CHAPTER / f"{CHAPTER}.html").is_file()
+    assert "boom \\ud800" in (tmp_path / "report.html").read_text(encoding="utf-8")
+
+
+# ------------------------------------------------------------------ finding 9: CSV and log
+
+@pytest.mark.parametrize("value", ["=1+1", "+1", "-1", "@SUM(A1)", "\t=1", "\r=1"])
+def test_csv_cells_that_start_a_formula_are_quoted(value):
+    assert csv_cell(value) == "'" + value
+
+
+@pytest.mark.parametrize("value", ["alice", "1.5", "a=b", "", "'=x"])
+def test_other_csv_cells_are_unchanged(value):
+    assert csv_cell(value) == value
+    assert csv_cell(2.5) == 2.5
+
+
+def test_a_log_record_is_one_line_whatever_it_holds():
+    assert log_text("eve\r\n2026-01-01 INFO forged\x1b[2J\u2028\u202e\ud800") == \
+        "eve\\r\\n2026-01-01 INFO forged\\x1b[2J\\u2028\\u202e\\ud800"
+    assert log_text("é 😀 plain") == "é 😀 plain"
+    record = logging.LogRecord("autograder", logging.INFO, __file__, 1, "%s: %s", ("a\nb", "c\rd"), None)
+    line = OneLineFormatter("%(levelname)s %(message)s").format(record)
+    assert line == "INFO a\\nb: c\\rd"
+
+
+def test_folder_ids_are_one_line_text():
+    assert folder_id("bob\udcff") == "bob\\xff"
+    assert folder_id("eve\n2026 INFO x") == "eve\\n2026 INFO x"
+    assert folder_id("Zoë") == "Zoë"
+
+
+# ------------------------------------------------------------------ finding 7: symbolic links
+
+def test_discover_refuses_symbolic_links(tmp_path):
+    a = CHAPTER
+    folder = write_class(tmp_path / "class", {
+        ("reference", a): reference(a),
+        ("link-notebook", a): Link(f"../../reference/{a}/{a}.ipynb"),
+        ("link-assignment", a): Link(f"../reference/{a}", at="assignment"),
+        ("link-student", a): Link("reference", at="student"),
+        ("renamed-link", a): Renamed("x.ipynb", "{}"),
+        ("odd\udcff\nname", a): reference(a),
+    })
+    os.remove(folder / "renamed-link" / a / "x.ipynb")
+    os.symlink(f"../../reference/{a}/{a}.ipynb", folder / "renamed-link" / a / "x.ipynb")
+    tasks, warnings = discover(folder)
+    by = {t["student"]: t for t in tasks}
+    assert "link-student" not in by and any("link-student" in w and "symbolic link" in w for w in warnings)
+    for student in ("link-notebook", "link-assignment", "renamed-link"):
+        assert by[student]["path"] is None, student
+        assert "symbolic link" in " ".join(by[student]["problems"]), student
+    assert by["reference"]["path"] and by["reference"]["parts"] == ["reference", a, f"{a}.ipynb"]
+    assert by["odd\\xff\\nname"]["parts"][0] == "odd\udcff\nname"
+
+
+def test_opening_never_follows_a_link_swapped_in_after_listing(tmp_path):
+    a = CHAPTER
+    folder = write_class(tmp_path / "class", {("reference", a): reference(a), ("eve", a): untouched(a)})
+    tasks, _ = discover(folder)
+    eve = next(t for t in tasks if t["student"] == "eve")
+    nb, problem = read_submission(eve)
+    assert problem is None and nb is not None
+    # the notebook swapped for a link to a classmate's
+    target = folder / "eve" / a / f"{a}.ipynb"
+    target.unlink()
+    target.symlink_to(folder / "reference" / a / f"{a}.ipynb")
+    nb, problem = read_submission(eve)
+    assert nb is None and "symbolic link" in problem
+    # the assignment folder swapped for a link
+    target.unlink()
+    (folder / "eve" / a).rmdir()
+    (folder / "eve" / a).symlink_to(folder / "reference" / a)
+    nb, problem = read_submission(eve)
+    assert nb is None and "symbolic link" in problem
+    # without the class folder (python -m autograder.job): the last component is still not followed
+    nb, problem = read_submission({"path": str(folder / "eve" / a / f"{a}.ipynb")})
+    assert nb is not None  # a link above the file is the caller's choice there
+    link = tmp_path / "link.ipynb"
+    link.symlink_to(folder / "reference" / a / f"{a}.ipynb")
+    nb, problem = read_submission({"path": str(link)})
+    assert nb is None and "symbolic link" in problem
+
+
+def test_a_fifo_is_not_read(tmp_path):
+    fifo = tmp_path / "nb.ipynb"
+    os.mkfifo(fifo)
+    nb, problem = read_submission({"path": str(fifo)})
+    assert nb is None and "not a regular file" in problem
+
+
+# ------------------------------------------------------------------ finding 10: feedback a student can read
+
+def test_clean_html_keeps_structure_and_drops_what_runs():
+    kept = clean_html('<h1 id="t">T</h1><p>x <b>y</b> <code>z</code></p><table><thead><tr><th style="text-align: '
+                      'right">h</th></tr></thead><tbody><tr><td>1</td></tr></tbody></table><pre>p</pre>'
+                      '<a href="https://example.org">l</a>')
+    for tag in ('<h1 id="t">', "<p>", "<b>", "<code>", "<table>", "<thead>", "<th", "text-align: right", "<td>",
+                "<pre>", 'href="https://example.org"'):
+        assert tag in kept, tag
+    dropped = clean_html(cases.XSS_MARKDOWN + cases.XSS_MESSAGE + '<p style="position:fixed" onclick="x()">q</p>'
+                         '<a href="data:text/html,x">d</a><object data="x"></object><math><mi>x</mi></math>')
+    assert not RUNS_SCRIPT.search(dropped), dropped
+    assert "position" not in dropped and "data:" not in dropped and "<style" not in dropped
+
+
+def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
+    page = feedback_html(fake_result(cases.xss_notebook(CHAPTER), message=cases.XSS_MESSAGE), 1, 2)
+    assert "&lt;h1" not in page and "&lt;p&gt;" not in page and "&lt;/p&gt;" not in page
+    assert page.count("<h1") >= 2 and "<p>" in page and "<th>" in page and '<div class="highlight' in page
+    assert "$x^2$" in page  # math stays TeX, typeset by MathJax
+    assert not RUNS_SCRIPT.search(page), RUNS_SCRIPT.search(page)
+    assert "&lt;img src=x onerror=" in page  # the message is shown, as text
+    template_scripts = len(re.findall(r"<script", feedback_html(fake_result(untouched(CHAPTER)), 0, 2)))
+    assert len(re.findall(r"<script", page)) == template_scripts
