@@ -1,0 +1,145 @@
+"""The widgets of ch10_optimization: controls change the readout; unwritten functions are named; renders are fast."""
+import statistics
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch10  # noqa: E402
+from tests.helpers import counting, number, stub  # noqa: E402
+
+MOMENTUM_NEEDS = ("gradient_descent", "heavy_ball", "nesterov", "pl_rate_bound", "polyak_parameters")
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch10_optimization")
+
+
+def momentum(ref, **replace):
+    needs = {name: getattr(ref, name) for name in MOMENTUM_NEEDS}
+    needs.update(replace)
+    return ch10.momentum_explorer(**needs)
+
+
+def test_momentum_explorer(ref):
+    ex = momentum(ref)
+    first = ex.readout.value
+    assert "κ = 20" in first and "after 60 steps" in first and "PL bound" in first and "diverged" not in first
+    assert ex.last_figure is not None
+    ex.controls["kappa"].value = 100.0
+    assert ex.readout.value != first and "κ = 100" in ex.readout.value
+    before = ex.readout.value
+    ex.controls["beta"].value = 0.9
+    assert ex.readout.value != before and "β = 0.90" in ex.readout.value
+    before = ex.readout.value
+    ex.controls["steps"].value = 150
+    assert ex.readout.value != before and "after 150 steps" in ex.readout.value
+    ex.controls["polyak"].value = True
+    assert "Polyak: lr·L = " in ex.readout.value
+
+
+def test_gradient_descent_diverges_beyond_2_over_L(ref):
+    ex = momentum(ref)
+    ex.controls["lr_times_L"].value = 1.9
+    assert "gradient descent diverged" not in ex.readout.value and "> 2/L" not in ex.readout.value
+    ex.controls["lr_times_L"].value = 2.2
+    assert "gradient descent diverged" in ex.readout.value and "> 2/L" in ex.readout.value
+
+
+def test_gradient_descent_within_pl_bound(ref):
+    """At lr = 1/L the measured suboptimality of gradient descent is below Lemma 3.4's bound."""
+    for kappa in (5.0, 50.0, 500.0):
+        _, text = ch10.render_momentum(kappa, 1.0, 0.5, 100, False,
+                                       **{name: getattr(ref, name) for name in MOMENTUM_NEEDS})
+        measured = number(r"gradient descent ([0-9.e+-]+) \(PL", text)
+        bound = number(r"PL bound ([0-9.e+-]+)\)", text)
+        assert measured <= bound
+
+
+def test_polyak_heavy_ball_beats_gradient_descent(ref):
+    _, text = ch10.render_momentum(100.0, 1.0, 0.5, 200, True,
+                                   **{name: getattr(ref, name) for name in MOMENTUM_NEEDS})
+    gd = number(r"gradient descent ([0-9.e+-]+) ", text)
+    hb = number(r"\) ([0-9.e+-]+), Nesterov", text)
+    assert hb < 1e-6 * gd
+
+
+@pytest.mark.parametrize("missing", MOMENTUM_NEEDS[:4])
+def test_momentum_names_missing_function(ref, missing):
+    ex = momentum(ref, **{missing: stub})
+    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_momentum_polyak_parameters_missing_when_ticked(ref):
+    ex = momentum(ref, polyak_parameters=stub)
+    assert "not written yet" not in ex.readout.value  # not needed until the box is ticked
+    ex.controls["polyak"].value = True
+    assert "polyak_parameters" in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_momentum_runs_are_cached(ref):
+    gd = counting(ref.gradient_descent)
+    ex = momentum(ref, gradient_descent=gd)
+    assert len(gd.calls) == 1
+    ex.controls["kappa"].value = 100.0
+    ex.controls["kappa"].value = 20.0
+    assert len(gd.calls) == 2  # back to the first value: served from the cache
+
+
+def test_noise_floor_explorer(ref):
+    ex = ch10.noise_floor_explorer(minibatch_sgd=ref.minibatch_sgd)
+    first = ex.readout.value
+    assert "batch 4, lr 0.05" in first and "estimate for independent batches" in first
+    assert ex.last_figure is not None
+    floor_4 = number(r"last 128 steps\) ([0-9.e+-]+);", first)
+    ex.controls["batch_size"].value = 1
+    floor_1 = number(r"last 128 steps\) ([0-9.e+-]+);", ex.readout.value)
+    assert "batch 1," in ex.readout.value and floor_1 > 2 * floor_4  # smaller batches, noisier
+    ex.controls["lr"].value = 0.2
+    floor_1_fast = number(r"last 128 steps\) ([0-9.e+-]+);", ex.readout.value)
+    assert floor_1_fast > 2 * floor_1  # a larger learning rate, a higher floor
+    ex.controls["batch_size"].value = 64
+    assert number(r"last 128 steps\) ([0-9.e+-]+);", ex.readout.value) < 1e-8  # full batch: no floor
+
+
+def test_noise_floor_estimate_is_right_for_batch_one(ref):
+    _, text = ch10.render_noise_floor(1, 0.05, minibatch_sgd=ref.minibatch_sgd)
+    measured = number(r"last 128 steps\) ([0-9.e+-]+);", text)
+    estimate = number(r"independent batches ([0-9.e+-]+);", text)
+    assert 0.5 < measured / estimate < 2
+
+
+def test_noise_floor_names_missing_function():
+    ex = ch10.noise_floor_explorer(minibatch_sgd=stub)
+    assert "minibatch_sgd" in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_noise_floor_wrong_shape_is_reported(ref):
+    ex = ch10.noise_floor_explorer(minibatch_sgd=lambda *a, **k: ref.minibatch_sgd(*a, **k)[:-1])
+    assert "one loss per step" in ex.readout.value
+
+
+def _median_update_ms(ex):
+    times = []
+    for name, control in ex.controls.items():
+        original = control.value
+        if isinstance(original, bool):
+            values = [not original, original]
+        elif hasattr(control, "options"):
+            options = list(control.options)
+            values = [options[0], options[len(options) // 2], options[-1], original]
+        else:
+            values = [control.min, (control.min + control.max) / 2, control.max, original]
+        for value in values:
+            control.value = value
+            times.append(ex.last_render_seconds)
+    return 1000 * statistics.median(times)
+
+
+def test_renders_under_100_ms_median(ref):
+    assert _median_update_ms(momentum(ref)) < 100
+    assert _median_update_ms(ch10.noise_floor_explorer(minibatch_sgd=ref.minibatch_sgd)) < 100
