@@ -1,0 +1,166 @@
+"""The widgets of chapter 9, driven through their controls with the reference solutions and with stubs."""
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from autograder.reference import load  # noqa: E402
+from dlcourse.widgets import ch09  # noqa: E402
+from tests.helpers import counting, number, stub  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return load("ch09_hopfield")
+
+
+def recall_widget(ref, **overrides):
+    needs = dict(hebbian_weights=ref.hebbian_weights, energy=ref.energy, async_sweep=ref.async_sweep)
+    needs.update(overrides)
+    return ch09.recall_explorer(**needs)
+
+
+def capacity_widget(ref, **overrides):
+    needs = dict(hebbian_weights=ref.hebbian_weights, stable_fraction=ref.stable_fraction,
+                 crosstalk=ref.crosstalk, flip_probability=ref.flip_probability)
+    needs.update(overrides)
+    return ch09.capacity_explorer(**needs)
+
+
+# ------------------------------------------------------------------ recall, sweep by sweep
+
+def test_recall_walks_down_the_energy_sweep_by_sweep(ref):
+    w = recall_widget(ref)
+    first = w.readout.value
+    assert first.startswith("4 digits stored (load 0.062)"), first
+    assert "recalled the stored digit" in first and "energy rose 0 times" in first
+    sweeps = int(number(r"after (\d+) sweeps", first))
+    assert sweeps >= 2
+    w.controls["sweep"].value = 0
+    start = w.readout.value
+    assert "sweep 0 of" in start and "14 bits off" in start
+    e0 = number(r"sweep 0 of \d+: energy (-?[\d.]+)", start)
+    w.controls["sweep"].value = ch09.MAX_SWEEPS  # beyond the last sweep: shows the last one
+    end = w.readout.value
+    assert f"sweep {sweeps} of {sweeps}" in end and " 0 bits off" in end
+    assert number(r"sweep \d+ of \d+: energy (-?[\d.]+)", end) < e0
+    assert w.last_figure is not None and w.last_render_seconds < 2.0
+
+
+def test_recall_fails_when_too_many_digits_are_stored(ref):
+    w = recall_widget(ref)
+    w.controls["stored"].value = ch09.MAX_STORED
+    text = w.readout.value
+    assert text.startswith("20 digits stored (load 0.312)") and "spurious state" in text, text
+    assert "energy rose 0 times" in text
+    w.controls["flipped"].value = 0  # even the stored digit itself is not a fixed point any more
+    assert "spurious state" in w.readout.value
+    w.controls["stored"].value = 2
+    w.controls["digit"].value = 7  # clamped to the last stored digit
+    assert "digit 1 (a 1)" in w.readout.value and "recalled the stored digit" in w.readout.value
+
+
+def test_recall_trajectory_is_the_asynchronous_dynamics(ref):
+    B, _ = ch09.binarised_digits()
+    P = B[list(ch09.recall_bank()[:6])]
+    W = ref.hebbian_weights(P)
+    x0 = ch09.corrupt(P[2], 20, 3)
+    states, energies, boundaries = ch09.recall_trajectory(W, x0, 4, energy=ref.energy, async_sweep=ref.async_sweep)
+    assert np.all(np.diff(energies) <= 1e-12)
+    assert len(energies) == 1 + 64 * (len(states) - 1) and boundaries[-1] == len(energies) - 1
+    x, sweeps = ref.recall(W, x0, np.random.default_rng(4))  # the same draws as recall's
+    assert sweeps == len(states) - 1 and np.array_equal(x, states[-1])
+
+
+def test_recall_sweep_slider_is_served_from_the_cache(ref):
+    calls = counting(ref.async_sweep)
+    w = recall_widget(ref, async_sweep=calls)
+    before = len(calls.calls)
+    for k in (0, 2, 1, 3):
+        w.controls["sweep"].value = k
+    assert len(calls.calls) == before, "moving the sweep slider recomputed the recall"
+
+
+def test_recall_names_the_missing_function(ref):
+    for name in ("hebbian_weights", "energy", "async_sweep"):
+        w = recall_widget(ref, **{name: stub})
+        assert "not written yet" in w.readout.value and f"<b>{name}</b>" in w.readout.value, w.readout.value
+        assert w.last_figure is None
+
+
+# ------------------------------------------------------------------ capacity
+
+def test_capacity_readout_follows_n_and_the_estimate_falls_with_n(ref):
+    w = capacity_widget(ref)
+    first = w.readout.value
+    assert first.startswith("n = 120: at s = 17") and "(1 − p)^1000 = 0.028" in first, first
+    estimates = {}
+    for n in (100, 160, 200):
+        w.controls["n"].value = n
+        text = w.readout.value
+        assert text.startswith(f"n = {n}:") and text != first
+        estimates[n] = number(r"\(1 − p\)\^n = ([\d.]+) stable", text)
+        measured = number(r"measured at s = \d+: ([\d.]+) stable", text)
+        assert 0.3 < measured <= 1.0, text
+        bits = number(r"stable, ([\d.]+)% unstable bits", text)
+        assert 0.05 < bits < 1.0, text
+    assert estimates[100] > estimates[160] > estimates[200]
+    assert w.last_figure is not None and w.last_render_seconds < 2.0
+
+
+def test_capacity_precomputes_every_n(ref):
+    calls = counting(ref.stable_fraction)
+    w = capacity_widget(ref, stable_fraction=calls)
+    built = len(calls.calls)
+    assert built == ch09.TRIALS * sum(len(ch09._loads(n)) for n in ch09.N_VALUES)
+    for n in ch09.N_VALUES:
+        w.controls["n"].value = n
+    assert len(calls.calls) == built, "moving the n slider recomputed the table"
+
+
+def test_capacity_table_against_the_erf_estimate(ref):
+    svals, stable, unstable = ch09.capacity_table(200, hebbian_weights=ref.hebbian_weights,
+                                                  stable_fraction=ref.stable_fraction, crosstalk=ref.crosstalk)
+    assert svals[0] == 1 and svals[-1] == 60
+    assert stable[0] == 1.0 and stable[-1] < 0.1         # all stable at low load, none at 0.3
+    p = np.array([ref.flip_probability(int(s), 200) for s in svals])
+    high = svals >= 30
+    assert np.all(np.abs(unstable[high] - p[high]) < 0.5 * p[high] + 1e-3)
+
+
+def test_capacity_names_the_missing_function(ref):
+    for name in ("hebbian_weights", "stable_fraction", "crosstalk", "flip_probability"):
+        w = capacity_widget(ref, **{name: stub})
+        assert "not written yet" in w.readout.value and f"<b>{name}</b>" in w.readout.value, w.readout.value
+
+
+# ------------------------------------------------------------------ modern Hopfield
+
+def test_modern_hopfield_beta_goes_from_averaging_to_recall(ref):
+    w = ch09.modern_hopfield_explorer(modern_hopfield_update=ref.modern_hopfield_update)
+    first = w.readout.value
+    assert first.startswith("β = 0.05:") and "the query came from pattern 3" in first, first
+    w.controls["beta"].value = 0.001
+    assert number(r"1/Σp² = ([\d.]+)", w.readout.value) > 19.5      # a plain average of the 20 digits
+    w.controls["beta"].value = 10.0
+    sharp = w.readout.value
+    assert "largest weight 1.000 on stored pattern 3" in sharp and number(r"1/Σp² = ([\d.]+)", sharp) < 1.01
+    assert number(r"pattern 3: ([\d.]+)$", sharp) < 1e-3
+    w.controls["damage"].value = "flip 16 bits"
+    w.controls["digit"].value = 12
+    assert "the query came from pattern 12" in w.readout.value
+    assert w.last_figure is not None and w.last_render_seconds < 2.0
+
+
+def test_modern_hopfield_weights_come_from_the_students_function(ref):
+    def uniform(X, xi, beta):  # a wrong update that ignores the query: every weight 1/s
+        return np.asarray(X, dtype=float).mean(axis=0)
+    w = ch09.modern_hopfield_explorer(modern_hopfield_update=uniform)
+    assert "largest weight 0.050" in w.readout.value and "1/Σp² = 20.00" in w.readout.value
+
+
+def test_modern_hopfield_names_the_missing_function():
+    w = ch09.modern_hopfield_explorer(modern_hopfield_update=stub)
+    assert "not written yet" in w.readout.value and "<b>modern_hopfield_update</b>" in w.readout.value
