@@ -176,6 +176,265 @@ def jacobian_norms(X, U, V, z0=None):
     return norms
 ''',
     },
+    "rnn_backward": {
+        "no_gradient_from_the_future": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = g_out[t] * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "recurrent_gradient_without_transpose": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U @ da
+    return dU, dV, dW, dz
+''',
+        "du_paired_with_current_state": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "no_tanh_derivative": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = g_out[t] + dz
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "derivative_at_previous_state": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z_prev[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "dw_transposed_shape_fixed_wrong": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = (Z.T @ dY).reshape(W.shape)
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "ignores_z0": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "dz0_is_last_gradient_before_weights": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))
+    z = z_start
+    for t in range(T):
+        z = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    Z_prev = np.vstack([z_start[None], Z[:-1]])
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz_last = dz
+        dz = U.T @ da
+    return dU, dV, dW, dz_last
+''',
+        "mutates_z0": '''
+import numpy as np
+def rnn_backward(X, U, V, W, dY, z0=None):
+    T, m = X.shape[0], U.shape[0]
+    z = np.zeros(m) if z0 is None else z0
+    Z = np.empty((T, m))
+    Z_prev = np.empty((T, m))
+    for t in range(T):
+        Z_prev[t] = z
+        z[:] = np.tanh(U @ z + V @ X[t])
+        Z[t] = z
+    dW = dY.T @ Z
+    g_out = dY @ W
+    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
+    dz = np.zeros(m)
+    for t in range(T - 1, -1, -1):
+        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
+        dU += np.outer(da, Z_prev[t])
+        dV += np.outer(da, X[t])
+        dz = U.T @ da
+    return dU, dV, dW, dz
+''',
+        "calls_torch": '''
+import numpy as np
+import torch
+def rnn_backward(X, U, V, W, dY, z0=None):
+    Ut, Vt, Wt = (torch.tensor(a, requires_grad=True) for a in (U, V, W))
+    s = torch.zeros(U.shape[0], dtype=torch.float64) if z0 is None else torch.tensor(z0)
+    s.requires_grad_(True)
+    z, ys = s, []
+    for x in torch.tensor(X):
+        z = torch.tanh(Ut @ z + Vt @ x)
+        ys.append(Wt @ z)
+    (torch.stack(ys) * torch.tensor(dY)).sum().backward()
+    return Ut.grad.numpy(), Vt.grad.numpy(), Wt.grad.numpy(), s.grad.numpy()
+''',
+    },
+    "clip_grad_norm": {
+        "clips_each_array_separately": '''
+import numpy as np
+def clip_grad_norm(grads, max_norm):
+    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g * min(1.0, max_norm / (np.linalg.norm(g) + 1e-6)) for g in grads], total
+''',
+        "sum_of_norms": '''
+import numpy as np
+def clip_grad_norm(grads, max_norm):
+    total = float(sum(np.linalg.norm(g) for g in grads))
+    scale = min(1.0, max_norm / (total + 1e-6))
+    return [g * scale for g in grads], total
+''',
+        "always_rescales": '''
+import numpy as np
+def clip_grad_norm(grads, max_norm):
+    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g * max_norm / (total + 1e-6) for g in grads], total
+''',
+        "returns_norm_after_clipping": '''
+import numpy as np
+def clip_grad_norm(grads, max_norm):
+    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total + 1e-6))
+    clipped = [g * scale for g in grads]
+    return clipped, float(np.sqrt(sum(np.sum(c ** 2) for c in clipped)))
+''',
+        "clips_in_place": '''
+import numpy as np
+def clip_grad_norm(grads, max_norm):
+    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total + 1e-6))
+    for g in grads:
+        g *= scale
+    return grads, total
+''',
+        "returns_unclipped": '''
+import numpy as np
+def clip_grad_norm(grads, max_norm):
+    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g.copy() for g in grads], total
+''',
+    },
     "lstm_cell": {
         "gate_order_ifog": '''
 import numpy as np

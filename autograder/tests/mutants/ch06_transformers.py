@@ -390,6 +390,314 @@ def patchify(images, p):
     return x.reshape(N, (H // p) * (W // p), C * p * p)
 ''',
     },
+    "transformer_block": {
+        "post_ln": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    H = layer_norm(X + multi_head_attention(X, X, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask),
+                   p["ln1_g"], p["ln1_b"])
+    F = np.maximum(H @ p["W1"].T + p["b1"], 0.0)
+    return layer_norm(H + F @ p["W2"].T + p["b2"], p["ln2_g"], p["ln2_b"])
+''',
+        "unbiased_variance": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, ddof=1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "residual_from_normalised_stream": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = A + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "eps_outside_sqrt": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / (np.sqrt(var) + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "layer_norm_over_time_axis": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-2, keepdims=True)
+        var = Z.var(axis=-2, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "ffn_reads_unnormalised_stream": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(H @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "no_relu": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"]
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "ln1_used_twice": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln1_g"], p["ln1_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "mask_ignored": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]
+''',
+        "no_ffn_residual": '''
+import numpy as np
+def transformer_block(X, params, n_heads, mask=None):
+    X = np.asarray(X, dtype=float)
+    p = params
+
+    def layer_norm(Z, gamma, beta):
+        mu = Z.mean(axis=-1, keepdims=True)
+        var = Z.var(axis=-1, keepdims=True)
+        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
+
+    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return F @ p["W2"].T + p["b2"]
+''',
+        "calls_torch": '''
+import numpy as np
+import torch
+def transformer_block(X, params, n_heads, mask=None):
+    t = {k: torch.from_numpy(np.asarray(v, dtype=float)) for k, v in params.items()}
+    x = torch.from_numpy(np.asarray(X, dtype=float))
+    d = x.shape[-1]
+    a = torch.nn.functional.layer_norm(x, (d,), t["ln1_g"], t["ln1_b"], eps=1e-5).numpy()
+    H = x + torch.from_numpy(multi_head_attention(a, a, params["W_q"], params["W_k"], params["W_v"], params["W_o"], n_heads, mask))
+    f = torch.nn.functional.layer_norm(H, (d,), t["ln2_g"], t["ln2_b"], eps=1e-5)
+    return (H + torch.relu(f @ t["W1"].T + t["b1"]) @ t["W2"].T + t["b2"]).numpy()
+''',
+    },
+    "sample_token": {
+        "multiplies_by_temperature": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) * temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(-z, kind="stable")[:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "ignores_temperature": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float)
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(-z, kind="stable")[:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "keeps_smallest_logits": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(z, kind="stable")[:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "ties_to_higher_index": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(z, kind="stable")[::-1][:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "threshold_keeps_ties": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        threshold = np.sort(z)[-top_k]
+        z = np.where(z >= threshold, z, -np.inf)
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "off_by_one_top_k": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(-z, kind="stable")[:top_k + 1]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "greedy": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    return int(np.argmax(logits))
+''',
+        "inverse_cdf_with_integers": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(-z, kind="stable")[:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    return int(np.searchsorted(np.cumsum(p / p.sum()), rng.integers(0, 2 ** 31) / 2 ** 31))
+''',
+        "unstable_softmax": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(-z, kind="stable")[:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z)
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "two_draws": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = np.asarray(logits, dtype=float) / temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        keep = np.argsort(-z, kind="stable")[:top_k]
+        kept = np.full(V, -np.inf)
+        kept[keep] = z[keep]
+        z = kept
+    p = np.exp(z - z.max())
+    rng.random()
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+        "mutates_logits": '''
+import numpy as np
+def sample_token(logits, temperature, rng, top_k=None):
+    z = logits
+    z /= temperature
+    V = z.shape[0]
+    if top_k is not None and top_k < V:
+        z[np.argsort(-z, kind="stable")[top_k:]] = -np.inf
+    p = np.exp(z - z.max())
+    return int(rng.choice(V, p=p / p.sum()))
+''',
+    },
     "bert_mask": {
         "every_target_masked": '''
 import numpy as np
