@@ -202,11 +202,26 @@ def _regions_picture(layers, units, depth, seed, activation_patterns, resolution
     return count, image
 
 
+def _regions_figure(box):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(4.2, 3.6))  # outside pyplot's registry: kept in the cache, redrawn in place
+    ax = fig.add_axes([0.08, 0.07, 0.89, 0.86])
+    image = ax.imshow(np.zeros((2, 2, 3), dtype=np.uint8), origin="lower", extent=(-box, box, -box, box),
+                      interpolation="nearest")
+    lines, = ax.plot([], [], color="black", lw=0.6)
+    ax.set_xlim(-box, box)
+    ax.set_ylim(-box, box)
+    ax.set_aspect("equal")
+    ax.tick_params(labelsize=7)
+    return {"fig": fig, "ax": ax, "image": image, "lines": lines}
+
+
 def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_bound,
                    resolution=REGIONS_RESOLUTION, box=3.0, cache=None):
     """The square [-box, box]^2 coloured by the activation pattern of a random ReLU network.
 
-    With a ``RenderCache``, the count and picture of a (units, depth, seed) already shown are reused."""
+    With a ``RenderCache``, the count and picture of a (units, depth, seed) already shown are reused
+    and the figure is built once, then updated in place."""
     layers = random_relu_layers(units, depth, seed)
     count, image = cached(
         cache, ("regions", units, depth, seed, resolution, box, activation_patterns),
@@ -214,9 +229,8 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
     one_layer = int(zaslavsky_bound(units, 2))
     all_units = int(zaslavsky_bound(units * depth, 2))
 
-    fig, ax = plt.subplots(figsize=(4.2, 3.6))
-    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.07, top=0.93)  # tight_layout is slow
-    ax.imshow(image, origin="lower", extent=(-box, box, -box, box), interpolation="nearest")
+    parts = cached(cache, ("figure", box), lambda: _regions_figure(box))
+    parts["image"].set_data(image)
     W, b = layers[0]
     lx, ly = [], []
     g = np.array([-box, box])
@@ -228,22 +242,22 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
         else:
             lx += [-(b[j] + w2 * g) / w1, [np.nan]]
             ly += [g, [np.nan]]
-    ax.plot(np.concatenate(lx), np.concatenate(ly), color="black", lw=0.6)
-    ax.set_xlim(-box, box)
-    ax.set_ylim(-box, box)
-    ax.set_aspect("equal")
-    ax.tick_params(labelsize=7)
-    ax.set_title(f"{depth} layer(s) × {units} units: {count} regions seen (black: layer-1 lines)", fontsize=8)
+    parts["lines"].set_data(np.concatenate(lx), np.concatenate(ly))
+    parts["ax"].set_title(f"{depth} layer(s) × {units} units: {count} regions seen (black: layer-1 lines)",
+                          fontsize=8)
 
     readout = (f"{count} activation regions seen in [-{box:g}, {box:g}]² "
                f"(depth {depth} × {units} units, seed {seed}). "
                f"Zaslavsky's bound for ONE layer of {units} units in R²: {one_layer}")
     if depth > 1:
-        verdict = "exceeded: the bound is for one layer only" if count > one_layer else "not exceeded here"
-        readout += f" ({verdict}); one layer of all {units * depth} units: ≤ {all_units}"
+        above = "above it (it bounds one layer only)" if count > one_layer else "not above it here"
+        within = ("within" if count <= all_units else "above")
+        readout += (f", {above}; for one layer holding all {units * depth} units: {all_units}, "
+                    f"and the count is {within} that, as the expected-count result for random "
+                    f"networks (Hanin & Rolnick 2019) predicts")
     else:
         readout += " (a depth-1 count can never exceed it; the window or grid may miss a few)"
-    return fig, readout
+    return parts["fig"], readout
 
 
 def regions_explorer(activation_patterns, zaslavsky_bound):
@@ -258,6 +272,10 @@ def regions_explorer(activation_patterns, zaslavsky_bound):
 
 
 # ------------------------------------------------------------------ Telgarsky's sawtooth
+
+MAX_SAWTOOTH_DEPTH = 6
+MAX_SHALLOW_WIDTH = 80
+
 
 def tent(x):
     """The tent map 2 relu(x) - 4 relu(x - 1/2): [0, 1] onto [0, 1] twice."""
@@ -276,54 +294,128 @@ def grid_piece_count(y, x):
     return 1 + int(np.sum(np.abs(np.diff(s)) > 1e-6 * (1.0 + np.abs(s).max())))
 
 
-def _sawtooth_data(depth, relu_interpolant, count_linear_pieces):
-    x = np.linspace(0.0, 1.0, 2 ** (depth + 2) + 1)       # contains every dyadic breakpoint
-    deep = sawtooth(x, depth)
-    deep_pieces = grid_piece_count(deep, x)
-    knots = np.linspace(0.0, 1.0, 2 ** depth + 1)
-    values = (np.arange(2 ** depth + 1) % 2).astype(float)
-    W1, b1, W2, b2 = (np.asarray(w, dtype=float) for w in relu_interpolant(knots, values))
-    m = W1.shape[0]
-    shallow_pieces = int(count_linear_pieces(W1, b1, W2, b2, 0.0, 1.0))
-    fine = np.linspace(0.0, 1.0, 1201)
-    shallow = (np.maximum(fine[:, None] * W1[:, 0] + b1, 0.0) @ W2[0]) + b2[0]
-    for array in (x, deep, fine, shallow):
-        array.flags.writeable = False
-    return x, deep, deep_pieces, m, shallow_pieces, fine, shallow
+def telgarsky_l1_bound(depth, width):
+    """Lower bound on int_0^1 |f - tau^depth| for every one-hidden-layer network f of ``width`` units
+    (at most width + 1 pieces): (2^L - p - 2) / 2^(L+3) with p = width + 1, and 0 when that is negative."""
+    return max(0.0, (2.0 ** depth - (width + 1) - 2) / 2.0 ** (depth + 3))
 
 
-def render_sawtooth(depth=3, *, relu_interpolant, count_linear_pieces, cache=None):
-    """tau^depth computed by composition (2 units per layer) and its one-hidden-layer twin
-    (with a ``RenderCache``, computed once per depth)."""
-    x, deep, deep_pieces, m, shallow_pieces, fine, shallow = cached(
-        cache, ("sawtooth", depth, relu_interpolant, count_linear_pieces),
-        lambda: _sawtooth_data(depth, relu_interpolant, count_linear_pieces))
+def _fit_grid(depth):
+    return np.linspace(0.0, 1.0, 2 ** (depth + 4) + 1)
 
-    fig, (ax, ax_units) = plt.subplots(1, 2, figsize=(8.5, 2.9), gridspec_kw={"width_ratios": [1.6, 1]})
-    fig.subplots_adjust(left=0.045, right=0.985, bottom=0.15, top=0.91, wspace=0.13)  # tight_layout is slow
-    ax.plot(x, deep, color="tab:blue", lw=1.5, label=f"deep: τ composed {depth}×")
-    ax.plot(fine, shallow, color="tab:orange", lw=1, ls="--", label=f"shallow twin, {m} units")
-    ax.set_title(f"Telgarsky's sawtooth, depth {depth}: {deep_pieces} pieces", fontsize=9)
-    ax.legend(fontsize=7, loc="upper center", ncol=2)
-    ax.set_ylim(-0.05, 1.35)
+
+def best_shallow_fit(depth, width, target=None):
+    """Least-squares fits of one-hidden-layer networks with ``width`` units to ``target`` (tau^depth
+    sampled on ``_fit_grid(depth)`` by default): ``b + a x + sum_j c_j relu(x - t_j)`` with
+    ``width - 1`` hinges t_j (the linear term is one more unit, e.g. relu(x + 1) on [0, 1]), hinges on a
+    uniform grid or on an evenly spread subset of the sawtooth's kinks, whichever has the smaller L1
+    error. Returns ``(fit values on the grid, L1 error)``; the L1 error is a grid average."""
+    x = _fit_grid(depth)
+    y = sawtooth(x, depth) if target is None else np.asarray(target, dtype=float)
+    kinks = np.arange(1, 2 ** depth) / 2 ** depth
+    k = int(width) - 1
+    candidates = [np.arange(1, k + 1) / (k + 1)]
+    if k > 0:
+        candidates.append(kinks[np.unique(np.round(np.linspace(0, len(kinks) - 1, min(k, len(kinks)))).astype(int))])
+    best = None
+    for hinges in candidates:
+        basis = np.column_stack([np.ones_like(x), x] + [np.maximum(x - t, 0.0) for t in hinges[:k]])
+        coef, *_ = np.linalg.lstsq(basis, y, rcond=None)
+        fit = basis @ coef
+        err = float(np.mean(np.abs(fit - y)))
+        if best is None or err < best[1]:
+            best = (fit, err)
+    return best
+
+
+def _fit_widths():
+    return np.unique(np.r_[np.arange(1, 17), np.round(np.geomspace(17, MAX_SHALLOW_WIDTH, 14))]).astype(int)
+
+
+def _sawtooth_data(depth, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces):
+    """What the widget shows for one depth, all computed with the student's functions (fits aside)."""
+    layers = sawtooth_network(int(depth))
+    units = int(sum(np.shape(W)[0] for W, _ in layers[:-1]))
+    x = _fit_grid(depth)
+    deep = np.asarray(deep_forward(x[:, None], layers), dtype=float).reshape(len(x))
+    coarse = np.linspace(0.0, 1.0, 2 ** (depth + 1) + 1)          # contains every breakpoint of tau^L
+    values = deep[::len(x) // (len(coarse) - 1)]
+    pieces = int(count_linear_pieces(*relu_interpolant(coarse, values), 0.0, 1.0))
+    widths = _fit_widths()
+    errors = np.array([best_shallow_fit(depth, m, deep)[1] for m in widths])
+    out = dict(layers=len(layers), units=units, x=x, deep=deep, pieces=pieces, widths=widths, errors=errors,
+               bounds=np.array([telgarsky_l1_bound(depth, m) for m in widths]))
+    for value in out.values():
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return out
+
+
+def _sawtooth_figure():
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(9.0, 3.0))  # outside pyplot's registry: kept in the cache, redrawn in place
+    ax = fig.add_axes([0.045, 0.15, 0.5, 0.74])
+    ax_err = fig.add_axes([0.63, 0.15, 0.355, 0.74])
+    deep, = ax.plot([], [], color="tab:blue", lw=1.3, label="deep: your sawtooth_network")
+    fit, = ax.plot([], [], color="tab:orange", lw=1.2, ls="--", label="best shallow fit found")
+    ax.set(xlim=(0, 1), ylim=(-0.1, 1.35))
     ax.tick_params(labelsize=7)
-    depths = np.arange(1, 11)
-    ax_units.semilogy(depths, 2 * depths, "o-", ms=3, label="deep: 2 units × L layers")
-    ax_units.semilogy(depths, 2.0 ** depths - 1, "s-", ms=3, label="one hidden layer: ≥ 2^L - 1")
-    ax_units.axvline(depth, color="gray", lw=0.8, ls=":")
-    ax_units.set_xlabel("depth L", fontsize=8)
-    ax_units.set_title("units needed for 2^L pieces", fontsize=9)
-    ax_units.legend(fontsize=7)
-    ax_units.tick_params(labelsize=7)
-    readout = (f"depth {depth}: the deep network ({2 * depth} units in {depth} layers) has {deep_pieces} pieces; "
-               f"its one-hidden-layer twin from relu_interpolant has {m} units and count_linear_pieces finds "
-               f"{shallow_pieces} pieces (2^{depth} = {2 ** depth})")
-    return fig, readout
+    ax.legend(fontsize=7, loc="upper center", ncol=2)
+    curve, = ax_err.loglog([], [], ".-", color="tab:orange", lw=1, ms=4, label="best fit found (L¹ error)")
+    bound, = ax_err.loglog([], [], color="k", lw=1, label="lower bound, every width-m net")
+    marker, = ax_err.loglog([], [], "o", color="tab:red", ms=6)
+    pieces_line = ax_err.axvline(8, color="tab:blue", ls=":", lw=1, label="m = 2^L")
+    ax_err.set_xlim(0.8, MAX_SHALLOW_WIDTH * 1.25)
+    ax_err.set_ylim(1e-3, 0.4)
+    ax_err.set_xlabel("shallow width m (units)", fontsize=8)
+    ax_err.tick_params(labelsize=7)
+    ax_err.set_title("∫|f − τ^L| of one hidden layer vs m", fontsize=9)
+    ax_err.legend(fontsize=6.5, loc="lower left")
+    return {"fig": fig, "ax": ax, "deep": deep, "fit": fit, "curve": curve, "bound": bound, "marker": marker,
+            "pieces_line": pieces_line}
 
 
-def sawtooth_explorer(relu_interpolant, count_linear_pieces):
-    controls = {"depth": widgets.IntSlider(3, min=1, max=10, step=1, description="depth L",
-                                           continuous_update=False)}
+def render_sawtooth(depth=3, width=4, *, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces,
+                    cache=None):
+    """tau^depth from the student's ``sawtooth_network`` and ``deep_forward``, its pieces counted with
+    ``relu_interpolant`` and ``count_linear_pieces``, and the best one-hidden-layer fit of ``width`` units
+    we find, with its L1 error against width and the lower bound that holds for every such network."""
+    depth, width = int(depth), int(width)
+    needs = (sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces)
+    d = cached(cache, ("sawtooth", depth) + needs,
+               lambda: _sawtooth_data(depth, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces))
+    fit, err = cached(cache, ("fit", depth, width) + needs, lambda: best_shallow_fit(depth, width, d["deep"]))
+    lower = telgarsky_l1_bound(depth, width)
+    parts = cached(cache, ("figure",), _sawtooth_figure)
+
+    parts["deep"].set_data(d["x"], d["deep"])
+    parts["fit"].set_data(d["x"], fit)
+    parts["ax"].set_title(f"τ composed {depth}× = {d['layers'] - 1} hidden layers, {d['units']} units: "
+                          f"{d['pieces']} pieces; shallow fit, {width} units", fontsize=9)
+    positive = d["errors"] > 1e-12
+    parts["curve"].set_data(d["widths"][positive], d["errors"][positive])
+    shown = d["bounds"] > 0
+    parts["bound"].set_data(d["widths"][shown], d["bounds"][shown])
+    parts["marker"].set_data([width], [max(err, 1.1e-3)])
+    parts["pieces_line"].set_xdata([2 ** depth, 2 ** depth])
+
+    verdict = ("exact: width ≥ 2^L" if err < 1e-9 else
+               f"fails: L¹ error {err:.3f} ≥ lower bound {lower:.3f} for every {width}-unit network"
+               if lower > 0 else f"L¹ error {err:.3f} (the bound says nothing once m ≥ 2^L − 3)")
+    readout = (f"depth {depth}: your deep network has {d['layers'] - 1} hidden layers, {d['units']} units and "
+               f"{d['pieces']} pieces (count_linear_pieces; 2^{depth} = {2 ** depth}) · "
+               f"best one-hidden-layer fit with m = {width} units: {verdict}")
+    return parts["fig"], readout
+
+
+def sawtooth_explorer(sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces):
+    controls = {
+        "depth": widgets.IntSlider(3, min=1, max=MAX_SAWTOOTH_DEPTH, step=1, description="depth L",
+                                   continuous_update=False),
+        "width": widgets.IntSlider(4, min=1, max=MAX_SHALLOW_WIDTH, step=1, description="shallow m",
+                                   continuous_update=False),
+    }
     return Explorer(functools.partial(render_sawtooth, cache=RenderCache()), controls,
-                    needs={"relu_interpolant": relu_interpolant, "count_linear_pieces": count_linear_pieces},
-                    title="Depth doubles the pieces: the sawtooth", height="320px")
+                    needs={"sawtooth_network": sawtooth_network, "deep_forward": deep_forward,
+                           "relu_interpolant": relu_interpolant, "count_linear_pieces": count_linear_pieces},
+                    title="Depth doubles the pieces; one hidden layer cannot keep up", height="330px")

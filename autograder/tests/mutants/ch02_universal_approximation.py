@@ -33,6 +33,14 @@ import numpy as np
 def relu(x):
     return x * (x > 0)
 ''',
+        "returns_x_itself_when_nothing_is_negative": '''
+import numpy as np
+def relu(x):
+    x = np.asarray(x, dtype=float)
+    if (x >= 0).all():
+        return x          # nothing to clip: saves a copy, but aliases the caller's array
+    return np.maximum(x, 0.0)
+''',
     },
     "mlp_forward": {
         "no_transpose": '''
@@ -233,6 +241,129 @@ def zaslavsky_bound(m, n):
 from scipy.special import comb
 def zaslavsky_bound(m, n):
     return int(sum(comb(m, i) for i in range(min(n, m) + 1)))
+''',
+    },
+    "deep_forward": {
+        "relu_after_the_last_layer_too": '''
+import numpy as np
+def deep_forward(X, layers):
+    H = X
+    for W, b in layers:
+        H = np.maximum(H @ W.T + b, 0.0)
+    return H
+''',
+        "no_relu_at_all": '''
+import numpy as np
+def deep_forward(X, layers):
+    H = X
+    for W, b in layers:
+        H = H @ W.T + b
+    return H
+''',
+        "no_transpose": '''
+import numpy as np
+def deep_forward(X, layers):
+    H = X
+    for i, (W, b) in enumerate(layers):
+        H = H @ W + b
+        if i < len(layers) - 1:
+            H = np.maximum(H, 0.0)
+    return H
+''',
+        "relu_only_after_the_first_layer": '''
+import numpy as np
+def deep_forward(X, layers):
+    W, b = layers[0]
+    H = X @ W.T + b
+    if len(layers) > 1:
+        H = np.maximum(H, 0.0)
+    for W, b in layers[1:]:
+        H = H @ W.T + b
+    return H
+''',
+        "pops_the_output_layer_off_the_list": '''
+import numpy as np
+def deep_forward(X, layers):
+    W_out, b_out = layers.pop()
+    H = X
+    for W, b in layers:
+        H = np.maximum(H @ W.T + b, 0.0)
+    return H @ W_out.T + b_out
+''',
+        "bias_after_relu": '''
+import numpy as np
+def deep_forward(X, layers):
+    H = X
+    for i, (W, b) in enumerate(layers):
+        H = H @ W.T
+        if i < len(layers) - 1:
+            H = np.maximum(H, 0.0)
+        H = H + b
+    return H
+''',
+        "first_row_only": '''
+import numpy as np
+def deep_forward(X, layers):
+    h = np.asarray(X, dtype=float)[0]
+    for i, (W, b) in enumerate(layers):
+        h = W @ h + b
+        if i < len(layers) - 1:
+            h = np.maximum(h, 0.0)
+    return h[None, :]
+''',
+    },
+    "sawtooth_network": {
+        "one_hidden_layer_too_few": '''
+import numpy as np
+def sawtooth_network(L):
+    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
+    for _ in range(L - 2):
+        layers.append((np.array([[2.0, -4.0], [2.0, -4.0]]), np.array([0.0, -0.5])))
+    layers.append((np.array([[2.0, -4.0]]), np.zeros(1)))
+    return layers
+''',
+        "tent_without_the_factor_four": '''
+import numpy as np
+def sawtooth_network(L):
+    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
+    for _ in range(L - 1):
+        layers.append((np.array([[2.0, -2.0], [2.0, -2.0]]), np.array([0.0, -0.5])))
+    layers.append((np.array([[2.0, -2.0]]), np.zeros(1)))
+    return layers
+''',
+        "breakpoint_bias_with_wrong_sign": '''
+import numpy as np
+def sawtooth_network(L):
+    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, 0.5]))]
+    for _ in range(L - 1):
+        layers.append((np.array([[2.0, -4.0], [2.0, -4.0]]), np.array([0.0, 0.5])))
+    layers.append((np.array([[2.0, -4.0]]), np.zeros(1)))
+    return layers
+''',
+        "hidden_weights_transposed": '''
+import numpy as np
+def sawtooth_network(L):
+    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
+    for _ in range(L - 1):
+        layers.append((np.array([[2.0, 2.0], [-4.0, -4.0]]), np.array([0.0, -0.5])))
+    layers.append((np.array([[2.0, -4.0]]), np.zeros(1)))
+    return layers
+''',
+        "no_output_layer": '''
+import numpy as np
+def sawtooth_network(L):
+    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
+    for _ in range(L - 1):
+        layers.append((np.array([[2.0, -4.0], [2.0, -4.0]]), np.array([0.0, -0.5])))
+    return layers
+''',
+        "one_wide_layer_of_2_to_the_L_units": '''
+import numpy as np
+def sawtooth_network(L):
+    knots = np.arange(2 ** L) / 2 ** L
+    slopes = np.where(np.arange(2 ** L) % 2 == 0, 2.0 ** L, -2.0 ** L)
+    c = np.diff(slopes, prepend=0.0)
+    return [(np.ones((2 ** L, 1)), -knots), (c[None, :], np.zeros(1))]
 ''',
     },
 }
