@@ -117,3 +117,55 @@ def test_karate_gcn_with_custom_trainer(ref):
 def test_karate_gcn_stub():
     explorer = ch07.karate_gcn_explorer(normalized_adjacency=_stub("normalized_adjacency"))
     assert "normalized_adjacency" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_oversmoothing_remedies(ref):
+    explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency,
+                                           dirichlet_energy=ref.dirichlet_energy)
+    explorer.controls["depth"].value = 40
+    plain = _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
+    assert "[plain]" in explorer.readout.value and plain < 0.01
+    explorer.controls["propagation"].value = "initial residual"
+    appnp = _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
+    assert "[initial residual]" in explorer.readout.value and appnp > 100 * plain  # a fixed point away from 0
+    explorer.controls["propagation"].value = "residual"
+    residual = _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
+    assert plain < residual < appnp  # slower decay, but still a decay
+    explorer.controls["pairnorm"].value = True
+    assert "[residual, PairNorm]" in explorer.readout.value
+    assert _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value) > 5.0
+
+
+def test_oversmoothing_depth_served_from_cache(ref):
+    from tests.helpers import counting
+    energy = counting(ref.dirichlet_energy)
+    explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency, dirichlet_energy=energy)
+    calls = len(energy.calls)
+    explorer.controls["depth"].value = 7
+    assert len(energy.calls) == calls and "depth k = 7" in explorer.readout.value
+
+
+def test_wl_refinement(ref):
+    explorer = ch07.wl_refinement_explorer(wl_colors=ref.wl_colors, wl_distinguishes=ref.wl_distinguishes)
+    first = explorer.readout.value
+    assert first.startswith("round 0: 1 colour;") and "wl_distinguishes → False" in first
+    explorer.controls["rounds"].value = 5
+    assert "1 colour;" in explorer.readout.value and "are equal" in explorer.readout.value  # C6 vs 2C3 never split
+    explorer.controls["pair"].value = "6-path vs triangle + 3-path"
+    explorer.controls["rounds"].value = 1
+    assert "are equal" in explorer.readout.value and "wl_distinguishes → False" in explorer.readout.value
+    explorer.controls["rounds"].value = 2
+    assert "are different" in explorer.readout.value and "wl_distinguishes → True" in explorer.readout.value
+    explorer.controls["pair"].value = "one vs two copies of a molecule"
+    text = explorer.readout.value
+    h1, h2 = (np.array(eval(h)) for h in re.findall(r"(\[[\d, ]+\])", text)[:2])
+    assert np.array_equal(2 * h1, h2)  # proportional histograms: what a mean readout sees is the same
+    assert explorer.last_figure is not None
+
+
+@pytest.mark.parametrize("missing", ["wl_colors", "wl_distinguishes"])
+def test_wl_refinement_stub(ref, missing):
+    needs = {"wl_colors": ref.wl_colors, "wl_distinguishes": ref.wl_distinguishes}
+    needs[missing] = _stub(missing)
+    explorer = ch07.wl_refinement_explorer(**needs)
+    assert missing in explorer.readout.value and "not written yet" in explorer.readout.value

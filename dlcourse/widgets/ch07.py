@@ -8,7 +8,11 @@ and factories returning an :class:`Explorer`:
   eigenvalue and the number of edges across which the eigenvector changes sign;
 - ``oversmoothing_explorer(normalized_adjacency, dirichlet_energy)``: ``Ahat^k X`` for a
   depth slider, nodes coloured by the degree-normalised feature, and the Dirichlet energy
-  against depth (readout: the energy at the chosen depth);
+  against depth (readout: the energy at the chosen depth); a propagation dropdown (plain,
+  residual, initial residual as in APPNP) and a PairNorm switch show what the remedies do;
+- ``wl_refinement_explorer(wl_colors, wl_distinguishes)``: 1-WL colour refinement on pairs of
+  graphs, run jointly with the student's ``wl_colors`` (rounds slider, readout: the two colour
+  histograms and the verdict of ``wl_distinguishes``);
 - ``karate_gcn_explorer(normalized_adjacency, train_gcn=None)``: a two-layer GCN trained
   semi-supervised with one labelled node per faction, replayed epoch by epoch (readout:
   accuracy).
@@ -27,12 +31,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from .explorer import Explorer
+from .explorer import Explorer, RenderCache, cached
 
 __all__ = [
     "karate_graph", "draw_graph", "train_karate_gcn",
     "render_laplacian_modes", "laplacian_modes_explorer",
-    "render_oversmoothing", "oversmoothing_explorer",
+    "render_oversmoothing", "oversmoothing_explorer", "PROPAGATIONS",
+    "WL_PAIRS", "render_wl_refinement", "wl_refinement_explorer",
     "render_karate_gcn", "karate_gcn_explorer",
 ]
 
@@ -147,31 +152,67 @@ def _oversmoothing_features():
     return np.random.default_rng(0).standard_normal((34, 2))
 
 
-def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy):
-    """``Ahat^depth X`` on the karate club and the Dirichlet energy against depth."""
-    A, _, pos = karate_graph()
+PROPAGATIONS = ("plain", "residual", "initial residual")
+APPNP_ALPHA = 0.1
+
+
+def _propagate(Ahat, X0, propagation, pairnorm):
+    """Features after 0..MAX_DEPTH propagation steps (no weights), as a list of (M, d) arrays.
+
+    plain: X <- Ahat X; residual: X <- (X + Ahat X) / 2 (a skip connection, rescaled);
+    initial residual: X <- (1 - alpha) Ahat X + alpha X0 (APPNP); PairNorm re-centres the
+    features and rescales them to the initial mean squared row norm after every step.
+    """
+    scale0 = np.sqrt(np.mean(np.sum(X0 ** 2, axis=1)))
+    X, frames = X0, [X0]
+    for _ in range(MAX_DEPTH):
+        if propagation == "residual":
+            X = 0.5 * (X + Ahat @ X)
+        elif propagation == "initial residual":
+            X = (1 - APPNP_ALPHA) * (Ahat @ X) + APPNP_ALPHA * X0
+        else:
+            X = Ahat @ X
+        if pairnorm:
+            X = X - X.mean(axis=0)
+            X = X * (scale0 / max(np.sqrt(np.mean(np.sum(X ** 2, axis=1))), 1e-300))
+        frames.append(X)
+    return frames
+
+
+def _oversmoothing_curves(normalized_adjacency, dirichlet_energy, propagation, pairnorm):
+    A, _, _ = karate_graph()
     Ahat = np.asarray(normalized_adjacency(A.copy()), dtype=float)
     if Ahat.shape != A.shape:
         raise ValueError(f"normalized_adjacency(A) has shape {Ahat.shape}, expected {A.shape}")
     scale = 1.0 / np.sqrt(1.0 + A.sum(axis=0))     # D~^{-1/2}
+    frames = _propagate(Ahat, _oversmoothing_features(), propagation, pairnorm)
+    normalised = [float(dirichlet_energy(X * scale[:, None], A.copy())) for X in frames]
+    raw = [float(dirichlet_energy(X, A.copy())) for X in frames]
+    return frames, normalised, raw, scale
+
+
+def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy, propagation="plain", pairnorm=False,
+                         cache=None):
+    """Propagated features on the karate club and the Dirichlet energy against depth."""
+    A, _, pos = karate_graph()
+    propagation = propagation if propagation in PROPAGATIONS else "plain"
+    key = ("curves", normalized_adjacency, dirichlet_energy, propagation, bool(pairnorm))
+    frames, normalised, raw, scale = cached(cache, key, lambda: _oversmoothing_curves(
+        normalized_adjacency, dirichlet_energy, propagation, bool(pairnorm)))
     depth = int(np.clip(depth, 0, MAX_DEPTH))
-    X = _oversmoothing_features()
-    normalised, raw, frames = [], [], []
-    for _ in range(MAX_DEPTH + 1):
-        frames.append(X)
-        normalised.append(float(dirichlet_energy(X * scale[:, None], A.copy())))
-        raw.append(float(dirichlet_energy(X, A.copy())))
-        X = Ahat @ X
     signal = frames[depth][:, 0] * scale
     v0 = np.abs(frames[0][:, 0] * scale).max()
     fig, (ax, ax_e) = plt.subplots(1, 2, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1.25, 1]})
     draw_graph(ax, A, pos, signal, cmap="RdBu_r", vmin=-v0, vmax=v0)
-    ax.set_title(f"first feature of $\\tilde D^{{-1/2}}\\hat A^{{{depth}}} X$", fontsize=9)
+    label = {"plain": "\\hat A^{%d} X" % depth, "residual": "X_{%d}" % depth,
+             "initial residual": "X_{%d}" % depth}[propagation]
+    ax.set_title(f"first feature of $\\tilde D^{{-1/2}} {label}$ ({propagation}"
+                 f"{', PairNorm' if pairnorm else ''})", fontsize=9)
     ks = np.arange(MAX_DEPTH + 1)
     floor = 1e-300
     ax_e.semilogy(ks, np.maximum(normalised, floor), "-", color="C0",
-                  label="$E(\\tilde D^{-1/2}\\hat A^k X)$")
-    ax_e.semilogy(ks, np.maximum(raw, floor), "--", color="C1", label="$E(\\hat A^k X)$")
+                  label="$E(\\tilde D^{-1/2} X_k)$")
+    ax_e.semilogy(ks, np.maximum(raw, floor), "--", color="C1", label="$E(X_k)$")
     ax_e.plot([depth], [max(normalised[depth], floor)], "o", color="C3")
     ax_e.set_xlabel("depth k")
     ax_e.set_title("Dirichlet energy", fontsize=9)
@@ -179,16 +220,121 @@ def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy):
     fig.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
     text = (f"depth k = {depth}: Dirichlet energy of the degree-normalised features "
             f"{normalised[depth]:.4g} ({normalised[depth] / normalised[0]:.2%} of depth 0); "
-            f"raw energy E(Ahat^k X) = {raw[depth]:.4g}")
+            f"raw energy E(X_k) = {raw[depth]:.4g} [{propagation}{', PairNorm' if pairnorm else ''}]")
     return fig, text
 
 
 def oversmoothing_explorer(normalized_adjacency, dirichlet_energy):
-    controls = {"depth": widgets.IntSlider(0, min=0, max=MAX_DEPTH, step=1, description="depth k")}
-    return Explorer(render_oversmoothing, controls,
+    controls = {"depth": widgets.IntSlider(0, min=0, max=MAX_DEPTH, step=1, description="depth k"),
+                "propagation": widgets.Dropdown(options=list(PROPAGATIONS), value="plain",
+                                                description="propagation"),
+                "pairnorm": widgets.Checkbox(False, description="PairNorm")}
+    return Explorer(functools.partial(render_oversmoothing, cache=RenderCache()), controls,
                     needs={"normalized_adjacency": normalized_adjacency,
                            "dirichlet_energy": dirichlet_energy},
-                    title="Over-smoothing: repeated GCN propagation on the karate club")
+                    title="Over-smoothing: repeated propagation on the karate club")
+
+
+# ------------------------------------------------------------------ WL colour refinement
+
+def _graph(n, edges):
+    A = np.zeros((n, n))
+    for i, j in edges:
+        A[i, j] = A[j, i] = 1.0
+    return A
+
+
+def _molecule(copies):
+    """``copies`` disjoint copies of two triangles and one 3-node chain."""
+    base = _graph(9, [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (6, 7), (7, 8)])
+    return np.kron(np.eye(copies), base)
+
+
+WL_PAIRS = {
+    "6-cycle vs two triangles": (
+        _graph(6, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0)]),
+        _graph(6, [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3)])),
+    "6-path vs triangle + 3-path": (
+        _graph(6, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]),
+        _graph(6, [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5)])),
+    "star vs triangle + isolated node": (
+        _graph(4, [(0, 1), (0, 2), (0, 3)]),
+        _graph(4, [(1, 2), (2, 3), (3, 1)])),
+    "one vs two copies of a molecule": (_molecule(1), _molecule(2)),
+}
+WL_TITLES = {
+    "6-cycle vs two triangles": ("6-cycle", "two triangles"),
+    "6-path vs triangle + 3-path": ("6-path", "triangle + 3-path"),
+    "star vs triangle + isolated node": ("star", "triangle + isolated node"),
+    "one vs two copies of a molecule": ("one copy (2 rings, 1 chain)", "two copies"),
+}
+_WL_LAYOUTS: dict = {}
+
+
+def _wl_layout(A):
+    """Each connected component laid out on its own (Kamada-Kawai), components side by side in a grid."""
+    key = A.tobytes()
+    if key not in _WL_LAYOUTS:
+        import networkx as nx
+        graph = nx.from_numpy_array(A)
+        components = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
+        columns = int(np.ceil(np.sqrt(len(components))))
+        pos = np.zeros((len(A), 2))
+        for k, nodes in enumerate(components):
+            if len(nodes) == 1:
+                local = np.zeros((1, 2))
+            else:
+                layout = nx.kamada_kawai_layout(graph.subgraph(nodes))
+                local = np.array([layout[i] for i in nodes], dtype=float)
+                local -= local.mean(axis=0)
+                local /= max(np.abs(local).max(), 1e-9) * 2.6
+            pos[nodes] = local + np.array([k % columns, -(k // columns)], dtype=float)
+        pos.setflags(write=False)
+        _WL_LAYOUTS[key] = pos
+    return _WL_LAYOUTS[key]
+
+
+def _wl_result(wl_colors, wl_distinguishes, pair, rounds):
+    A1, A2 = WL_PAIRS[pair]
+    M1 = len(A1)
+    union = np.zeros((M1 + len(A2),) * 2)
+    union[:M1, :M1], union[M1:, M1:] = A1, A2
+    colours = np.asarray(wl_colors(union.copy(), rounds)).astype(int)
+    if colours.shape != (len(union),):
+        raise ValueError(f"wl_colors returned shape {colours.shape}, expected ({len(union)},)")
+    verdict = bool(wl_distinguishes(A1.copy(), A2.copy(), rounds))
+    return colours, verdict
+
+
+def render_wl_refinement(pair, rounds, wl_colors, wl_distinguishes, cache=None):
+    """Joint 1-WL colours of a pair of graphs after ``rounds`` rounds (the student's ``wl_colors``)."""
+    pair = pair if pair in WL_PAIRS else next(iter(WL_PAIRS))
+    rounds = int(rounds)
+    colours, verdict = cached(cache, ("wl", wl_colors, wl_distinguishes, pair, rounds),
+                              lambda: _wl_result(wl_colors, wl_distinguishes, pair, rounds))
+    A1, A2 = WL_PAIRS[pair]
+    M1 = len(A1)
+    n = int(colours.max()) + 1 if len(colours) else 1
+    h1 = np.bincount(colours[:M1], minlength=n)
+    h2 = np.bincount(colours[M1:], minlength=n)
+    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.3))
+    for ax, A, c, name in zip(axes, (A1, A2), (colours[:M1], colours[M1:]), WL_TITLES[pair]):
+        draw_graph(ax, A, _wl_layout(A), c % 10, cmap="tab10", vmin=0, vmax=9, size=110)
+        ax.set_title(name, fontsize=9)
+    fig.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
+    same = np.array_equal(h1, h2)
+    text = (f"round {rounds}: {n} colour{'s' if n != 1 else ''}; histograms {h1.tolist()} and {h2.tolist()} "
+            f"are {'equal' if same else 'different'}; wl_distinguishes → {verdict}")
+    return fig, text
+
+
+def wl_refinement_explorer(wl_colors, wl_distinguishes):
+    controls = {"pair": widgets.Dropdown(options=list(WL_PAIRS), value="6-cycle vs two triangles",
+                                         description="graphs", layout=widgets.Layout(width="340px")),
+                "rounds": widgets.IntSlider(0, min=0, max=5, step=1, description="rounds")}
+    return Explorer(functools.partial(render_wl_refinement, cache=RenderCache()), controls,
+                    needs={"wl_colors": wl_colors, "wl_distinguishes": wl_distinguishes},
+                    height="330px", title="1-WL colour refinement, run jointly on two graphs")
 
 
 # ------------------------------------------------------------------ semi-supervised GCN
