@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,10 +20,16 @@ import pytest
 
 from autograder.notebooks import HIDDEN_BEGIN, HIDDEN_END, ROOT, chapters, read, source_path
 from autograder.submissions import reference, untouched, write_class
-from autograder.tests import cases
+from autograder.tests import boundary_attacks, cases
 
 pytestmark = [pytest.mark.xdist_group("grading"), pytest.mark.slow]
-LIMITS = {"cell_seconds": 25, "notebook_seconds": 240}
+LIMITS = {"cell_seconds": 25, "notebook_seconds": 120}
+
+
+def _unquoted(cell: str) -> str:
+    """A student id as on disk: the CSVs write ``=1+1`` as ``'=1+1`` (a spreadsheet must not run it)."""
+    from autograder.outputs import FORMULA_STARTS
+    return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
 
 
 class Graded:
@@ -31,11 +38,13 @@ class Graded:
         self.cells = {}
         with open(out / "tests.csv") as f:
             for row in csv.DictReader(f):
+                row["student"] = _unquoted(row["student"])
                 self.cells[(row["student"], row["assignment"], row["grade_id"])] = (
                     None if row["score"] == "" else float(row["score"]), float(row["max_score"]))
         self.totals = {}
         with open(out / "grades.csv") as f:
             for row in csv.DictReader(f):
+                row["student"] = _unquoted(row["student"])
                 self.totals[(row["student"], row["assignment"])] = (float(row["score"]), float(row["max_score"]))
 
     def result(self, student, chapter) -> dict:
@@ -57,11 +66,15 @@ def graded(tmp_path_factory) -> Graded:
     for kind, table in (("attack", cases.attacks()), ("honest", cases.honest()), ("broken", cases.broken())):
         for name, (chapter, nb) in table.items():
             notebooks[(f"{kind}-{name}", chapter)] = nb
+    for name, (chapter, _, nb) in boundary_attacks.cheats().items():
+        notebooks[(f"cheat-{name}", chapter)] = nb
     from autograder.submissions import filled
     for i, (chapter, replace, mistakes) in enumerate(cases.mutant_groups()):
         student = f"mistakes-{i:02d}"
         notebooks[(student, chapter)] = filled(chapter, replace)
         labels[student] = mistakes
+    # names, links and text that attack the outputs (issue 11: findings 5, 7, 9, 10)
+    notebooks.update(cases.hostile_inputs())
     # an assignment folder holding a renamed notebook, and one holding none
     write_class(folder, notebooks)
     ch = chapters()[0]
@@ -71,10 +84,45 @@ def graded(tmp_path_factory) -> Graded:
     (folder / "missing" / ch).mkdir(parents=True)
     (folder / "missing" / "not_an_assignment").mkdir(parents=True)
     env = {**os.environ, "AUTOGRADER_LIMITS": json.dumps(LIMITS)}
-    proc = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={folder}", f"OUT={out}"],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return Graded(out, proc, labels)
+    before = _fingerprint()
+    sentinel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3000)", boundary_attacks.SENTINEL])
+    try:
+        proc = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={folder}", f"OUT={out}"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000)
+        graded = Graded(out, proc, labels) if proc.returncode == 0 else None
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        graded.sentinel_alive = sentinel.poll() is None
+    finally:
+        sentinel.kill()
+        sentinel.wait()
+    after = _fingerprint()
+    graded.changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    graded.leftover = _processes_started_by_students()
+    return graded
+
+
+def _fingerprint() -> dict[str, str]:
+    """A hash of every file of the grader, the helper package, the solutions and the release."""
+    import hashlib
+    out = {}
+    for top in ("autograder", "dlcourse", "solutions", "course"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                out[str(path.relative_to(ROOT))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def _processes_started_by_students() -> list[str]:
+    """Processes that a submission could have left behind (the attacks start `sleep 600`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline[:2] == [b"/bin/sleep", b"600"] or b"planted" in b" ".join(cmdline):
+            found.append(" ".join(c.decode(errors="replace") for c in cmdline))
+    return found
 
 
 def test_reference_earns_full_marks(graded):
@@ -123,6 +171,36 @@ def test_attacks_earn_no_more_than_the_untouched_release(graded):
 def test_attacks_could_not_escape_the_sandbox(graded):
     for path in ("/tmp/stolen", "/tmp/pwned"):
         assert not Path(path).exists(), f"a submission wrote {path}"
+
+
+def test_no_submission_reaches_outside_its_sandbox(graded):
+    """Findings 1-3: no file of the grader, the solutions or the release changed; no process left behind;
+    no unrelated process killed; nothing planted."""
+    assert graded.changed == [], f"files changed while grading: {graded.changed[:5]}"
+    assert graded.sentinel_alive, "a submission killed a process that was not its own"
+    assert graded.leftover == [], f"processes left behind by submissions: {graded.leftover}"
+    assert not list(ROOT.rglob(f"*{boundary_attacks.PLANTED}*")), "a submission planted a file"
+
+
+def test_cheating_answers_lose_their_cell(graded):
+    """Findings 1 and 8: torch hidden in a thread, TorchScript that would read and write files in the grader."""
+    for name, (chapter, function, _) in boundary_attacks.cheats().items():
+        mine = graded.auto_cells(f"cheat-{name}", chapter)[f"test_{function}"]
+        ref = graded.auto_cells("reference", chapter)[f"test_{function}"]
+        assert mine[0] < ref[0], f"{name}: {mine} against the reference's {ref}"
+
+
+def test_budgets_and_sizes_hold_whatever_the_submission_does(graded):
+    """Findings 4 and 6: a killed worker, huge replies, lingering finalisers and slow cells cost only their
+    own submission, within its budget, and never bloat what the grader keeps."""
+    for name, (chapter, _) in boundary_attacks.attacks().items():
+        result = graded.result(f"attack-{name}", chapter)
+        assert result["seconds"] <= LIMITS["notebook_seconds"] + 60, f"{name} took {result['seconds']} s"
+        longest = max([len(c.get("message") or "") for cell in result["cells"] for c in cell["checks"]] +
+                      [len(str(cell.get("error") or "")) for cell in result["cells"]] +
+                      [len(e) for e in result["cell_errors"].values()] + [0])
+        assert longest <= 5000, f"{name}: a message of {longest} characters was kept"
+    assert graded.result("attack-kill_the_grader", chapters()[2])["status"] in ("graded", "limit")
 
 
 def test_honest_variations_earn_what_the_reference_earns(graded):
@@ -211,3 +289,82 @@ def test_unusable_arguments_fail_with_one_line(args, message):
     assert proc.returncode != 0
     reason = [line for line in proc.stderr.splitlines() if line.startswith("make grade:")]
     assert len(reason) == 1 and message in reason[0], proc.stderr
+
+
+# ------------------------------------------------------------------ hostile inputs (issue 11: findings 5, 7, 9, 10)
+
+def _reference_cells(graded, student):
+    return graded.auto_cells(student, cases._hostile_chapter()) == graded.auto_cells("reference",
+                                                                                     cases._hostile_chapter())
+
+
+def test_symbolic_links_are_never_followed(graded):
+    """Finding 7: a link to the solutions (directly or through /proc/self/cwd) or to a classmate's notebook
+    or folder is graded as the untouched release, with a note, and a linked student folder is skipped."""
+    a = cases._hostile_chapter()
+    baseline = graded.totals[("untouched", a)]
+    assert graded.totals[("reference", a)][0] > baseline[0]
+    for student in ("link-solutions", "link-proc-cwd", "link-classmate", "link-assignment"):
+        assert graded.totals[(student, a)] == baseline, f"{student} earned {graded.totals[(student, a)]}"
+        assert "symbolic link" in " ".join(graded.result(student, a)["problems"]), student
+    assert not any(st == "link-student" for st, _ in graded.totals)
+    assert "link-student: the student folder is a symbolic link" in (graded.out / "grading.log").read_text()
+
+
+def test_lone_surrogates_never_crash_an_output(graded):
+    """Finding 5: lone surrogates in a notebook's text, in exception messages, in a folder and a file name."""
+    a = cases._hostile_chapter()
+    for student in ("surrogate-text", "surrogate-folder-\\xff", "surrogate-file"):
+        assert _reference_cells(graded, student), student
+    assert "mine-\\xfe.ipynb" in " ".join(graded.result("surrogate-file", a)["problems"])
+    message = graded.result("surrogate-message", a)
+    failed = [c["message"] for cell in message["cells"] for c in cell["checks"] if not c["passed"]]
+    assert any("\\udcff" in (m or "") for m in failed), failed
+    for student, shown in (("surrogate-text", "\\ud800"), ("surrogate-message", "\\udcff"),
+                           ("surrogate-folder-\\xff", "surrogate-folder-\\xff")):
+        page = (graded.out / "feedback" / student / a / f"{a}.html").read_text(encoding="utf-8")
+        assert shown in page, student
+    for name in ("grades.csv", "tests.csv", "report.html", "grading.log"):
+        (graded.out / name).read_text(encoding="utf-8")  # valid UTF-8 throughout
+
+
+def test_csv_cells_never_start_a_formula(graded):
+    """Finding 9: a folder named like a formula is written as text in grades.csv and tests.csv."""
+    from autograder.outputs import FORMULA_STARTS
+    for name in ("grades.csv", "tests.csv"):
+        with open(graded.out / name, encoding="utf-8", newline="") as f:
+            rows = list(csv.reader(f))
+        bad = [cell for row in rows for cell in row if cell.startswith(FORMULA_STARTS)]
+        assert not bad, f"{name}: {bad}"
+        students = {row[0] for row in rows}
+        assert {"'" + formula for formula in cases.FORMULA_NAMES} <= students, name
+
+
+def test_names_cannot_forge_log_lines(graded):
+    """Finding 9: a folder name holding a newline and a fake record stays inside its own log line."""
+    from autograder.classroom import folder_id
+    log = (graded.out / "grading.log").read_text(encoding="utf-8")
+    record = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) ")
+    lines = log.split("\n")
+    assert lines[-1] == "" and all(record.match(line) for line in lines[:-1]), \
+        [line for line in lines[:-1] if not record.match(line)][:3]
+    assert not any(line.startswith(cases.FORGED_LOG_LINE) for line in lines)
+    assert not set(log) & {"\r", "\x1b", "\u2028", "\u202e"}
+    forger = next(st for st, _ in cases.hostile_inputs() if st.startswith("eve"))
+    assert folder_id(forger) in log and "\\n" + cases.FORGED_LOG_LINE in log
+    assert (folder_id(forger), cases._hostile_chapter()) in graded.totals
+
+
+def test_feedback_renders_markup_and_runs_nothing_a_student_wrote(graded):
+    """Finding 10: headings, paragraphs and tables render; scripts, event handlers and javascript: links from
+    the student's markdown, answers and exception messages are dropped or shown as text."""
+    from autograder.tests.test_outputs import RUNS_SCRIPT
+    a = cases._hostile_chapter()
+    assert _reference_cells(graded, "xss-feedback")
+    reference_page = (graded.out / "feedback" / "reference" / a / f"{a}.html").read_text()
+    page = (graded.out / "feedback" / "xss-feedback" / a / f"{a}.html").read_text()
+    for shown in (page, reference_page):
+        assert "&lt;h1" not in shown and "&lt;p&gt;" not in shown and "<h1" in shown and "<p>" in shown
+    assert not RUNS_SCRIPT.search(page), RUNS_SCRIPT.search(page)
+    assert page.count("<script") == reference_page.count("<script")
+    assert "&lt;img src=x onerror=" in page  # the exception message is shown, as text
