@@ -276,50 +276,23 @@ def run_stock(class_dir: Path, manifest: dict, chapters: list[str], sample: int 
 
 # ------------------------------------------------------------------ overhead of ours
 
-def sandbox_start_seconds(preload: tuple, repeats: int = 3, zygote: bool = False,
-                          cells: list[str] | None = None) -> list[float]:
-    """Seconds to start a sandbox and run ``cells`` in it (default: a trivial cell, which waits for the imports).
-
-    ``zygote=False``: the sandbox is its own process (``AUTOGRADER_ZYGOTE=0``), importing
-    ``preload``; ``zygote=True``: forked from the grading process's zygote, when the client
-    has one (the first start of a process also starts the zygote: see ``zygote_start``).
-    """
+def sandbox_start_seconds(preload: tuple, repeats: int = 3, cells: list[str] | None = None) -> list[float]:
+    """Seconds to start a sandbox (bubblewrap, a fresh interpreter importing ``preload``) and run ``cells``
+    in it (default: a trivial cell, which waits for the imports)."""
     from autograder.client import Sandbox
-    saved = os.environ.get("AUTOGRADER_ZYGOTE")
-    os.environ["AUTOGRADER_ZYGOTE"] = "1" if zygote else "0"
     times = []
-    try:
-        for _ in range(repeats):
-            start = time.perf_counter()
-            box = Sandbox(preload=preload).start()
-            try:
-                for index, code in enumerate(cells or ["x = 1"]):
-                    error = box.run_cell(code, f"benchmark cell {index}")
-                    if error:
-                        raise RuntimeError(f"cell {index} failed in the sandbox: {error}")
-                times.append(time.perf_counter() - start)
-            finally:
-                box.close()
-    finally:
-        if saved is None:
-            os.environ.pop("AUTOGRADER_ZYGOTE", None)
-        else:
-            os.environ["AUTOGRADER_ZYGOTE"] = saved
+    for _ in range(repeats):
+        start = time.perf_counter()
+        box = Sandbox(preload=preload).start()
+        try:
+            for index, code in enumerate(cells or ["x = 1"]):
+                error = box.run_cell(code, f"benchmark cell {index}")
+                if error:
+                    raise RuntimeError(f"cell {index} failed in the sandbox: {error}")
+            times.append(time.perf_counter() - start)
+        finally:
+            box.close()
     return times
-
-
-def zygote_start() -> dict | None:
-    """The zygote's own start (once per grading process), then a fork per sandbox; None without one."""
-    from autograder import client
-    zygote = getattr(client, "Zygote", None)
-    if zygote is None:
-        return None
-    zygote.reset()
-    first = sandbox_start_seconds((), repeats=1, zygote=True)[0]
-    forks = sandbox_start_seconds((), repeats=5, zygote=True)
-    zygote.reset()
-    return {"preload": list(getattr(zygote, "PRELOAD", ())), "first_seconds": round(first, 3),
-            "fork_seconds": round(median(forks), 3)}
 
 
 def given_cells(chapter: str) -> list[str]:
@@ -450,24 +423,21 @@ def _breakdown_main() -> None:  # python -c "from benchmarks.grading import _bre
 
 
 def measure_overhead(chapters: list[str], work: Path) -> dict:
-    from autograder.client import _unprivileged_user
+    from autograder import isolation
     from autograder.submissions import reference, write_class
     t = time.perf_counter()
-    user = _unprivileged_user()
-    out = {"unprivileged_user_probe_seconds": round(time.perf_counter() - t, 2),
-           "runs_as": "nobody" if user else "the grader's user", "chapters": {}}
+    reason = isolation.probe()
+    out = {"isolation_probe_seconds": round(time.perf_counter() - t, 2),
+           "runs_as": "uid 65534 in a bubblewrap sandbox" if reason is None else f"no sandbox ({reason})",
+           "chapters": {}}
     log("overhead: sandbox start times")
     out["process_bare_seconds"] = round(median(sandbox_start_seconds(())), 3)
-    out["zygote"] = zygote_start()
-    if out["zygote"]:  # a warm zygote for the per-chapter fork timings below
-        sandbox_start_seconds((), repeats=1, zygote=True)
     folder = work / "overhead-class"
     write_class(folder, {("bench", ch): reference(ch) for ch in chapters})
     for chapter in chapters:
         preload = chapter_preload(chapter)
         cells = given_cells(chapter)
         times = sandbox_start_seconds(preload, cells=cells)
-        zygote_times = sandbox_start_seconds(preload, repeats=3, zygote=True, cells=cells) if out["zygote"] else []
         log(f"overhead: {chapter} breakdown (a fresh process grading a correct notebook twice, then profiled)")
         proc = subprocess.run([PY, "-c", "from benchmarks.grading import _breakdown_main; _breakdown_main()",
                                chapter, str(folder / "bench" / chapter / f"{chapter}.ipynb")],
@@ -476,12 +446,8 @@ def measure_overhead(chapters: list[str], work: Path) -> dict:
         if proc.returncode == 0:
             parsed = json.loads(proc.stdout.strip().splitlines()[-1])
         out["chapters"][chapter] = {"preload": list(preload), "process_given_seconds": round(median(times), 3),
-                                    "zygote_given_seconds": round(median(zygote_times), 3) if zygote_times else None,
                                     "breakdown": parsed.get("runs", []), "profile": parsed.get("profile", []),
                                     **({"error": proc.stderr[-1500:]} if proc.returncode != 0 else {})}
-    if out["zygote"]:
-        from autograder import client
-        client.Zygote.reset()
     return out
 
 
@@ -569,25 +535,19 @@ def report(data: dict) -> None:
     over = data.get("overhead")
     if over:
         print(f"\nPer-notebook overhead of ours (sandboxes run as {over['runs_as']}; "
-              f"the `nobody` probe took {over['unprivileged_user_probe_seconds']:.2f} s, once per grading process)")
-        z = over.get("zygote")
-        if z:
-            print(f"  zygote: first sandbox of a grading process {z['first_seconds']:.2f} s (starts the zygote, "
-                  f"imports {' '.join(z['preload'])}); then a forked sandbox + trivial cell {z['fork_seconds']:.3f} s")
-        else:
-            print("  (this client has no zygote: every sandbox is its own process)")
+              f"the isolation probe took {over['isolation_probe_seconds']:.2f} s, once per grading process)")
         rows = []
         for chapter, e in over["chapters"].items():
             mean = data["ours_by_kind"].get(f"{chapter}/correct", {}).get("mean_seconds")
             warm = e["breakdown"][-1]["total"] if e["breakdown"] else None
             rows.append([chapter, " ".join(e["preload"]) or "-", fmt(over["process_bare_seconds"], 2),
-                         fmt(e["process_given_seconds"], 2), fmt(e["zygote_given_seconds"], 3),
+                         fmt(e["process_given_seconds"], 2),
                          fmt(e["breakdown"][0]["total"], 2) if e["breakdown"] else "-", fmt(warm, 2), fmt(mean, 1)])
-        print(table(rows, ["chapter", "preload", "own process s", "+preload+given s", "zygote+given s",
+        print(table(rows, ["chapter", "preload", "own process s", "+preload+given s",
                            "cold nb s", "warm nb s", "class mean s"]))
-        print("  own process: a sandbox started as its own interpreter (AUTOGRADER_ZYGOTE=0), a trivial cell;\n"
+        print("  own process: a sandbox (bubblewrap, a fresh interpreter), a trivial cell;\n"
               "  +preload+given: the same with the chapter's preload, running the prelude and the given cells;\n"
-              "  zygote+given: the same, forked from a warm zygote; cold/warm nb: grade_submission of a correct\n"
+              "  cold/warm nb: grade_submission of a correct\n"
               "  notebook, first / second in a fresh process; class mean: the correct notebooks of the class run\n"
               "  above (2 workers sharing the cores).")
         for chapter, e in over["chapters"].items():
