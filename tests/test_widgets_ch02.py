@@ -75,9 +75,9 @@ def test_regions_explorer_counts_against_zaslavsky(ref):
     assert explorer.readout.value != text8
     explorer.controls["depth"].value = 3
     deep = explorer.readout.value
-    assert "one layer of all 24 units" in deep and "one layer only" in deep
-    # deep networks can exceed the one-layer bound
-    assert number(r"^(\d+) activation regions", deep) > 37
+    assert "one layer holding all 24 units: 301" in deep and "one layer only" in deep and "Hanin" in deep
+    # random deep networks exceed the bound of one layer of their width, not that of one layer of all their units
+    assert 37 < number(r"^(\d+) activation regions", deep) <= 301
 
 
 def test_regions_explorer_names_missing_functions(ref):
@@ -101,21 +101,44 @@ def test_stacked_layer_gives_concatenated_patterns():
     np.testing.assert_allclose(stacked @ W_block.T + b_block, pre)
 
 
-def test_sawtooth_explorer_doubles_pieces(ref):
-    explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant,
-                                      count_linear_pieces=ref.count_linear_pieces)
+def sawtooth(ref, **overrides):
+    needs = dict(sawtooth_network=ref.sawtooth_network, deep_forward=ref.deep_forward,
+                 relu_interpolant=ref.relu_interpolant, count_linear_pieces=ref.count_linear_pieces)
+    needs.update(overrides)
+    return ch02.sawtooth_explorer(**needs)
+
+
+def test_sawtooth_explorer_doubles_pieces_and_shallow_fits_fail(ref):
+    explorer = sawtooth(ref)
     for depth in (2, 5):
         explorer.controls["depth"].value = depth
         text = explorer.readout.value
-        pieces = 2 ** depth
-        assert f"has {pieces} pieces" in text
-        assert f"has {pieces} units and count_linear_pieces finds {pieces} pieces" in text
+        assert f"{depth} hidden layers, {2 * depth} units and {2 ** depth} pieces" in text, text
+    explorer.controls["depth"].value = 5
+    explorer.controls["width"].value = 6
+    text = explorer.readout.value
+    error, bound = number(r"L¹ error ([\d.]+)", text), number(r"≥ ([\d.]+), the lower bound", text)
+    assert "fails" in text and error >= bound > 0.08, text
+    explorer.controls["width"].value = 32
+    assert "exact (m ≥ 2^5 units represent it)" in explorer.readout.value
+    explorer.controls["width"].value = 31
+    assert "not exact" in explorer.readout.value and number(r"L¹ error ([\d.]+)", explorer.readout.value) > 1e-3
+    assert explorer.last_figure is not None
 
 
-def test_sawtooth_explorer_names_missing_function(ref):
-    explorer = ch02.sawtooth_explorer(relu_interpolant=ref.relu_interpolant, count_linear_pieces=stub)
-    explorer.controls["depth"].value = 4
-    assert "count_linear_pieces" in explorer.readout.value and "not written yet" in explorer.readout.value
+def test_shallow_fit_respects_the_lower_bound():
+    for depth in (3, 5):
+        for width in (1, 3, 2 ** depth - 4, 2 ** depth - 1, 2 ** depth):
+            _, err = ch02.best_shallow_fit(depth, width)
+            assert err >= ch02.telgarsky_l1_bound(depth, width) - 1e-12
+            assert (err < 1e-9) == (width >= 2 ** depth), (depth, width, err)
+
+
+def test_sawtooth_explorer_names_missing_functions(ref):
+    for name in ("sawtooth_network", "deep_forward", "count_linear_pieces", "relu_interpolant"):
+        explorer = sawtooth(ref, **{name: stub})
+        explorer.controls["depth"].value = 4
+        assert name in explorer.readout.value and "not written yet" in explorer.readout.value, explorer.readout.value
 
 
 def test_interpolant_error_curve_is_cached_per_target(ref):
@@ -158,7 +181,7 @@ def test_regions_revisited_settings_are_served_from_cache(ref):
     assert len(activation_patterns.calls) == 2 and explorer.readout.value != first
     explorer.controls["seed"].value = 0
     assert len(activation_patterns.calls) == 2 and explorer.readout.value == first
-    assert explorer.render_function.keywords["cache"].hits == 1
+    assert explorer.render_function.keywords["cache"].hits == 3  # the picture once, the in-place figure twice
     # the student's function sees the whole grid
     assert activation_patterns.calls[0][2].shape[0] == ch02.REGIONS_RESOLUTION ** 2
     other = counting(ref.activation_patterns)  # a re-run exercise cell: computed afresh
@@ -168,15 +191,18 @@ def test_regions_revisited_settings_are_served_from_cache(ref):
 
 
 def test_sawtooth_revisited_depth_is_served_from_cache(ref):
-    relu_interpolant, count_linear_pieces = counting(ref.relu_interpolant), counting(ref.count_linear_pieces)
-    explorer = ch02.sawtooth_explorer(relu_interpolant=relu_interpolant, count_linear_pieces=count_linear_pieces)
-    first = explorer.readout.value
+    network, count = counting(ref.sawtooth_network), counting(ref.count_linear_pieces)
+    explorer = sawtooth(ref, sawtooth_network=network, count_linear_pieces=count)
+    first, figure = explorer.readout.value, explorer.last_figure
     explorer.controls["depth"].value = 6
-    assert "has 64 units and count_linear_pieces finds 64 pieces" in explorer.readout.value
+    assert "64 pieces" in explorer.readout.value
+    explorer.controls["width"].value = 10
     explorer.controls["depth"].value = 3
-    assert explorer.readout.value == first and explorer.last_figure is not None
-    assert len(relu_interpolant.calls) == len(count_linear_pieces.calls) == 2
+    explorer.controls["width"].value = 4
+    assert explorer.readout.value == first and explorer.last_figure is figure  # redrawn in place
+    assert len(network.calls) == len(count.calls) == 2
     other = counting(ref.count_linear_pieces)  # a re-run exercise cell: computed afresh
-    ch02.render_sawtooth(3, relu_interpolant=relu_interpolant, count_linear_pieces=other,
+    ch02.render_sawtooth(3, 4, sawtooth_network=network, deep_forward=ref.deep_forward,
+                         relu_interpolant=ref.relu_interpolant, count_linear_pieces=other,
                          cache=explorer.render_function.keywords["cache"])
     assert len(other.calls) == 1
