@@ -101,8 +101,10 @@ def clean_html(text) -> str:
 
 
 def _text_html(text: str) -> str:
-    """Plain text as HTML: escaped, line breaks kept, never read as markdown or math."""
-    return html.escape(scrub(text)).replace("\r", "").replace("\n", "<br>")
+    """Plain text as HTML (a name, a check's message): escaped, line breaks kept, never read as markdown
+    or math; in a ``verbatim`` span, so that a reader (or a test) can tell quoted text from markup."""
+    text = html.escape(scrub(str(text))).replace("\r", "").replace("\n", "<br>")
+    return f'<span class="verbatim">{text}</span>'
 
 
 def _checks_html(cell: dict) -> str:

@@ -78,6 +78,8 @@ def test_write_outputs_survives_every_hostile_name_and_message(tmp_path):
     names = ["plain", "bob\\xff", "=1+1", "-1+1", "@SUM(1;1)", "+1", "\tTAB", "eve\\r\\nforged"]
     results = [fake_result(untouched(CHAPTER), student=name, message="boom \ud800 <script>x</script>")
                for name in names]
+    for r in results:  # as the jobs hand them back: a page made already (here a short one, with a surrogate)
+        r["feedback_html"] = "<p>page \udfff</p>"
     results.append(fake_result(untouched(CHAPTER), student="raw\udcff"))  # not escaped by discover: still fine
     write_outputs(tmp_path, results, 1.0)
     for name in ("grades.csv", "tests.csv", "report.html", "gradebook.db"):
@@ -92,6 +94,7 @@ def test_write_outputs_survives_every_hostile_name_and_message(tmp_path):
     with open(tmp_path / "tests.csv", encoding="utf-8") as f:
         assert not any(cell.startswith(FORMULA_STARTS) for row in csv.reader(f) for cell in row)
     assert (tmp_path / "feedback" / "raw\\udcff" / CHAPTER / f"{CHAPTER}.html").is_file()
+    assert (tmp_path / "feedback" / "=1+1" / CHAPTER / f"{CHAPTER}.html").read_text() == "<p>page \\udfff</p>"
     assert "boom \\ud800" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
