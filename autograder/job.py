@@ -51,8 +51,9 @@ def sandbox_cells(notebook) -> list[tuple[str, str]]:
     return cells
 
 
-def _preload(notebook, chapter: Chapter) -> tuple[str, ...]:
-    text = "\n".join(c.source for c in notebook.cells + chapter.source.cells if c.cell_type == "code")
+def _preload(cells) -> tuple[str, ...]:
+    """The heavy modules the sandbox's cells mention, imported before the audit hook is installed."""
+    text = "\n".join(code for _, code in cells)
     return tuple(module for name, module in PRELOADABLE.items() if re.search(rf"\b{name}\b", text))
 
 
@@ -169,7 +170,7 @@ def grade_submission(task: dict) -> dict:
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    runner = Runner(cells, limits, _preload(notebook, chapter), started + limits["notebook_seconds"],
+    runner = Runner(cells, limits, _preload(cells), started + limits["notebook_seconds"],
                     unsafe=bool(task.get("unsafe")))
     verdicts: list[CellVerdict] = []
     status = "graded"

@@ -304,11 +304,10 @@ def given_cells(chapter: str) -> list[str]:
 
 def chapter_preload(chapter: str) -> tuple:
     from autograder import job
-    from autograder.notebooks import Chapter
     from autograder.sanitize import sanitize
     from autograder.submissions import reference
     notebook, _ = sanitize(reference(chapter), reference(chapter))
-    return tuple(job._preload(notebook, Chapter.load(chapter)))
+    return tuple(job._preload(job.sandbox_cells(notebook)))
 
 
 def breakdown(chapter: str, path: str, repeats: int = 2) -> list[dict]:
