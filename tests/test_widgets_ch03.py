@@ -28,16 +28,30 @@ class _StubValue:
 def test_backprop_graph_readout_walks_the_backward_pass(ref):
     explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=ref.topological_order)
     first = explorer.readout.value
-    assert "step 0/10" in first and "[-1.5, 1, 0.5]" in first
+    assert "step 0/10" in first and "[dL/dx, dL/dw, dL/db] = [?, ?, ?]" in first
+    assert "-1.5" not in first and "0.5" not in first  # no adjoint (nor its closed form) before the sweep
+    explorer.controls["step"].value = 1
+    assert "node L = log r" in explorer.readout.value and "dL/dL = 1" in explorer.readout.value
     explorer.controls["step"].value = 3
     third = explorer.readout.value
-    assert third != first and "step 3/10" in third
+    assert third != first and "step 3/10" in third and "[?, ?, ?]" in third
     explorer.controls["step"].value = ch03.N_NAMED
-    assert "node x" in explorer.readout.value and "dL/dx = -1.5" in explorer.readout.value
+    last = explorer.readout.value
+    assert "node x" in last and "dL/dx = -1.5" in last and "[-1.5, 1, 0.5]" in last
     explorer.controls["w"].value = 1.0
     changed = explorer.readout.value
-    assert changed != third and "[-1.5, 1, 0.5]" not in changed
+    assert changed != last and "[-1.5, 1, 0.5]" not in changed
     assert explorer.last_render_seconds < 2.0
+
+
+def test_backprop_graph_shows_partial_adjoints_only_once_reached(ref):
+    """Midway, the leaves the sweep has reached show their adjoints, the others '?'."""
+    texts = [ch03.render_backprop_graph(2.0, -3.0, 6.0, k, Value=ref.Value,
+                                        topological_order=ref.topological_order)[1] for k in range(11)]
+    reached = [t.split("[dL/dx, dL/dw, dL/db] = [")[1].split("]")[0].split(", ") for t in texts]
+    counts = [sum(g != "?" for g in r) for r in reached]
+    assert counts[:7] == [0] * 7 and counts[-1] == 3 and counts == sorted(counts)
+    assert all(g in ("?", "-1.5", "1", "0.5") for r in reached for g in r)
 
 
 def test_backprop_graph_gradient_matches_closed_form(ref):

@@ -7,6 +7,11 @@
   mode (n calls of the student's ``jvp``) and by reverse mode (one forward and one backward pass
   of the student's ``Value``) as n grows.
 
+Helpers of section 5 (the student's engine trains a network): ``moons_data()`` (the 100 points),
+``train_moons(MLP, zero_grad, sgd_step, X, y)`` (the course's training loop; also the driver of the
+integration check, run in the student's process), ``mlp_numpy(weights, n_in, sizes, X)`` (the MLP of
+the contract evaluated in NumPy from its parameters in creation order) and ``plot_moons``.
+
 Render functions are pure: ``render_*(**controls, **student_functions) -> (figure, readout)``.
 """
 from __future__ import annotations
@@ -22,7 +27,8 @@ import numpy as np
 from .explorer import Explorer, RenderCache, cached
 
 __all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
-           "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED", "RenderCache"]
+           "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED", "RenderCache",
+           "moons_data", "train_moons", "mlp_numpy", "plot_moons"]
 
 # ------------------------------------------------------------------ the worked example
 
@@ -78,10 +84,27 @@ def _fmt(value):
     return f"{value:.4g}" if abs(value) < 1e4 else f"{value:.2e}"
 
 
+def _walk_backward(L, backward_order, current):
+    """Run the student's backward pass up to ``current``: grads reset, L seeded with 1, then the
+    ``_backward`` closures of every node before ``current`` in reverse topological order."""
+    for v in backward_order:
+        v.grad = 0.0
+    if current is None:
+        return
+    L.grad = 1.0
+    for v in backward_order:
+        if v is current:
+            return
+        v._backward()
+
+
 def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topological_order):
-    """Draw the worked example's graph after ``step`` named nodes of the backward pass."""
+    """Draw the worked example's graph after ``step`` named nodes of the backward pass.
+
+    Step 0 is the forward pass only; at step k the backward pass has run up to the k-th named node in
+    reverse topological order, whose adjoint is then complete. Adjoints the sweep has not reached yet are
+    shown as "?" (in the graph and in the readout), never their final values."""
     L, named = build_worked_example(Value, x, w, b)
-    L.backward()
     order = topological_order(L)
     label = {id(v): (name, short) for v, name, short in named}
     backward_order = list(reversed(order))
@@ -93,19 +116,28 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
     step = int(max(0, min(step, len(named_backward))))
     current = named_backward[step - 1] if step > 0 else None
     done_rank = rank[id(current)] if current is not None else -1
+    if all(callable(getattr(v, "_backward", None)) for v in order):
+        _walk_backward(L, backward_order, current)   # the student's closures, one node at a time
+    else:  # an engine without _backward closures: run it all, show only what the sweep has reached
+        L.backward()
+    reached = {id(v) for v in backward_order[:done_rank + 1]}
     pos = _layout(order)
 
     fig, ax = plt.subplots(figsize=(10.5, 3.0))
+    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.01, top=0.9)  # tight_layout is slow
     ax.set_axis_off()
+    segments = []
     for v in order:  # edges first
         cx, cy = pos[id(v)]
         for p in v._prev:
             px, py = pos[id(p)]
-            ax.annotate("", xy=(cx - 0.36, cy), xytext=(px + 0.36, py),
-                        arrowprops=dict(arrowstyle="-|>", color="0.55", lw=0.9, shrinkA=0, shrinkB=0))
+            segments.append(((px + 0.36, py), (cx - 0.36, cy)))
+    from matplotlib.collections import LineCollection
+    ax.add_collection(LineCollection(segments, colors="0.6", linewidths=0.9))
+    ax.plot([s[1][0] for s in segments], [s[1][1] for s in segments], ">", color="0.55", ms=4)
     for v in order:
         cx, cy = pos[id(v)]
-        processed = rank[id(v)] <= done_rank
+        processed = id(v) in reached
         name = label.get(id(v), ("const" if not v._prev else "(temp)", None))[0]
         grad_text = f"∂L = {_fmt(v.grad)}" if processed else "∂L = ?"
         if v is current:
@@ -124,22 +156,25 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
     ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
-    ax.set_title("forward values (middle line) and adjoints ∂L/∂node (bottom line); "
+    ax.set_title("forward values (middle line) and adjoints ∂L/∂node (bottom line, ? = not reached yet); "
                  "orange: current node of the backward pass", fontsize=8.5)
-    fig.tight_layout()
 
-    grads = [named[0][0].grad, named[1][0].grad, named[2][0].grad]
+    leaves = [named[0][0], named[1][0], named[2][0]]
+    grads = [_fmt(v.grad) if id(v) in reached else "?" for v in leaves]
     z = x * w + b
     one_minus_sigma = 1.0 / (1.0 + math.exp(z)) if z > -700 else 1.0
     closed = [one_minus_sigma * w, one_minus_sigma * x, one_minus_sigma]
     if current is None:
-        head = f"step 0/{len(named_backward)}: forward pass only, L = {_fmt(L.data)}"
+        head = f"step 0/{len(named_backward)}: forward pass only, L = {_fmt(L.data)}, no adjoint computed yet"
     else:
         name, short = label[id(current)]
         head = (f"step {step}/{len(named_backward)}: node {name} = {_fmt(current.data)}, "
                 f"dL/d{short} = {_fmt(current.grad)}")
-    text = (f"{head} | [dL/dx, dL/dw, dL/db] = [{', '.join(_fmt(g) for g in grads)}] "
-            f"(closed form (1 − σ(z))·[w, x, 1] = [{', '.join(_fmt(g) for g in closed)}])")
+    if "?" in grads:
+        compare = "(compared with the closed form once the sweep reaches x, w and b)"
+    else:
+        compare = f"(closed form (1 − σ(z))·[w, x, 1] = [{', '.join(_fmt(g) for g in closed)}])"
+    text = f"{head} | [dL/dx, dL/dw, dL/db] = [{', '.join(grads)}] {compare}"
     return fig, text
 
 
@@ -278,3 +313,73 @@ def mode_cost_explorer(jvp, Value):
     return Explorer(functools.partial(render_mode_cost, cache=RenderCache()), controls,
                     needs={"Value": Value, "jvp": jvp}, height="300px",
                     title="Forward against reverse mode for f: Rⁿ → R")
+
+
+# ------------------------------------------------------------------ section 5: training on two moons
+
+def moons_data(n=100, noise=0.1, seed=0):
+    """``(X, y)``: ``make_moons(n, noise, random_state=seed)`` with labels in {-1.0, +1.0}."""
+    from sklearn.datasets import make_moons
+    X, y = make_moons(n_samples=n, noise=noise, random_state=seed)
+    return X.astype(np.float64), 2.0 * y.astype(np.float64) - 1.0
+
+
+def train_moons(MLP, zero_grad, sgd_step, X, y, sizes=(8, 8, 1), steps=60, batch=16, seed=0):
+    """Train ``MLP(2, sizes, default_rng(seed))`` on (X, y), labels +-1, with the mean hinge loss
+    ``relu(1 - y s(x))`` over batches of ``batch`` points (drawn by ``default_rng(seed + 1)``), ``steps``
+    steps of ``zero_grad``, ``backward``, ``sgd_step`` with a learning rate decaying from 1 to 0.1.
+
+    Self-contained (it is the integration check's driver, run in the student's process): returns plain
+    data, ``{"weights": [p.data in creation order], "losses": [...], "grad_norms": [...]}``.
+    """
+    import math
+
+    import numpy as np
+
+    model = MLP(2, list(sizes), np.random.default_rng(seed))
+    params = model.parameters()
+    draw = np.random.default_rng(seed + 1)
+    losses, grad_norms = [], []
+    for step in range(steps):
+        loss = 0.0
+        for i in draw.choice(len(X), size=batch, replace=False):
+            score = model([float(X[i, 0]), float(X[i, 1])])
+            loss = loss + (1.0 - float(y[i]) * score).relu()
+        loss = loss * (1.0 / batch)
+        zero_grad(params)
+        loss.backward()
+        grad_norms.append(math.sqrt(sum(float(p.grad) ** 2 for p in params)))
+        sgd_step(params, 1.0 - 0.9 * step / steps)
+        losses.append(float(loss.data))
+    return {"weights": [float(p.data) for p in params], "losses": losses, "grad_norms": grad_norms}
+
+
+def mlp_numpy(weights, n_in, sizes, X):
+    """The MLP of the contract, from its parameters in creation order (per neuron: weights, then bias),
+    evaluated on the rows of X (N, n_in): ReLU on every layer but the last. Returns (N, sizes[-1])."""
+    weights = np.asarray(weights, dtype=np.float64)
+    out = np.asarray(X, dtype=np.float64)
+    k, fan_in = 0, int(n_in)
+    for layer, size in enumerate(sizes):
+        block = weights[k:k + size * (fan_in + 1)].reshape(size, fan_in + 1)
+        k += size * (fan_in + 1)
+        out = out @ block[:, :fan_in].T + block[:, fan_in]
+        if layer < len(sizes) - 1:
+            out = np.maximum(out, 0.0)
+        fan_in = size
+    if k != weights.size:
+        raise ValueError(f"{weights.size} parameters given, the architecture has {k}")
+    return out
+
+
+def plot_moons(weights, X, y, sizes=(8, 8, 1), title=""):
+    """The points and the decision regions of the MLP with these parameters."""
+    xx, yy = np.meshgrid(np.linspace(-1.6, 2.6, 120), np.linspace(-1.1, 1.6, 80))
+    scores = mlp_numpy(weights, 2, sizes, np.c_[xx.ravel(), yy.ravel()])[:, 0].reshape(xx.shape)
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    ax.contourf(xx, yy, scores > 0, levels=[-0.5, 0.5, 1.5], colors=["#f4c7c3", "#c6dbef"], alpha=0.8)
+    ax.contour(xx, yy, scores, levels=[0.0], colors="0.3", linewidths=1)
+    ax.scatter(X[:, 0], X[:, 1], c=np.where(y > 0, "C0", "C3"), s=14, edgecolors="k", linewidths=0.3)
+    ax.set_title(title, fontsize=9)
+    ax.set_xticks([]), ax.set_yticks([])
+    return fig

@@ -188,6 +188,49 @@ def _dual_mutant(*pairs):
     return src
 
 
+_MLP = '''
+class MLP:
+    def __init__(self, n_in, sizes, rng):
+        self.layers = []
+        fan_in = n_in
+        for size in sizes:
+            layer = []
+            for _ in range(size):
+                weights = [Value(rng.uniform(-1, 1)) for _ in range(fan_in)]
+                layer.append((weights, Value(0.0)))
+            self.layers.append(layer)
+            fan_in = size
+
+    def __call__(self, x):
+        last = len(self.layers) - 1
+        for k, layer in enumerate(self.layers):
+            outputs = []
+            for weights, bias in layer:
+                act = bias
+                for w, xi in zip(weights, x):
+                    act = act + w * xi
+                outputs.append(act if k == last else act.relu())
+            x = outputs
+        return x[0] if len(x) == 1 else x
+
+    def parameters(self):
+        return [p for layer in self.layers for weights, bias in layer for p in (*weights, bias)]
+'''
+
+
+def _mlp_mutant(*pairs):
+    src = _MLP
+    for old, new in pairs:
+        assert old in src, old
+        src = src.replace(old, new)
+    return src
+
+
+def _value_with_backward(old, new):
+    """The reference Value with one local derivative changed (for the integration check)."""
+    return _value_mutant((old, new))
+
+
 MUTANTS = {
     "Value": {
         "assigns_instead_of_accumulating": _value_mutant(
@@ -472,5 +515,105 @@ def jvp(f, x, v):
     _, t = torch.func.jvp(f, (torch.as_tensor(x, dtype=torch.float64),), (torch.as_tensor(v, dtype=torch.float64),))
     return float(t)
 ''',
+    },
+    "MLP": {
+        "relu_on_the_last_layer": _mlp_mutant(
+            ("outputs.append(act if k == last else act.relu())", "outputs.append(act.relu())")),
+        "no_relu_at_all": _mlp_mutant(
+            ("outputs.append(act if k == last else act.relu())", "outputs.append(act)")),
+        "bias_drawn_from_rng": _mlp_mutant(
+            ("layer.append((weights, Value(0.0)))", "layer.append((weights, Value(rng.uniform(-1, 1))))")),
+        "biases_listed_first": _mlp_mutant(
+            ("for p in (*weights, bias)]", "for p in (bias, *weights)]")),
+        "weights_drawn_input_major": _mlp_mutant(
+            ("""            layer = []
+            for _ in range(size):
+                weights = [Value(rng.uniform(-1, 1)) for _ in range(fan_in)]
+                layer.append((weights, Value(0.0)))""",
+             """            columns = [[Value(rng.uniform(-1, 1)) for _ in range(size)] for _ in range(fan_in)]
+            layer = [([columns[i][j] for i in range(fan_in)], Value(0.0)) for j in range(size)]""")),
+        "always_returns_a_list": _mlp_mutant(
+            ("return x[0] if len(x) == 1 else x", "return x")),
+        "parameters_are_copies": _mlp_mutant(
+            ("for p in (*weights, bias)]", "for p in (*(Value(w.data) for w in weights), Value(bias.data))]")),
+    },
+    "zero_grad": {
+        "does_nothing": '''
+def zero_grad(params):
+    pass
+''',
+        "returns_after_the_first": '''
+def zero_grad(params):
+    for p in params:
+        p.grad = 0.0
+        return
+''',
+        "zeroes_the_data": '''
+def zero_grad(params):
+    for p in params:
+        p.data = 0.0
+''',
+        "sets_none": '''
+def zero_grad(params):
+    for p in params:
+        p.grad = None
+''',
+        "integer_zero": '''
+def zero_grad(params):
+    for p in params:
+        p.grad = 0
+''',
+    },
+    "sgd_step": {
+        "adds_the_gradient": '''
+def sgd_step(params, lr):
+    for p in params:
+        p.data += lr * p.grad
+''',
+        "forgets_the_learning_rate": '''
+def sgd_step(params, lr):
+    for p in params:
+        p.data -= p.grad
+''',
+        "also_zeroes_the_gradient": '''
+def sgd_step(params, lr):
+    for p in params:
+        p.data -= lr * p.grad
+        p.grad = 0.0
+''',
+        "returns_after_the_first": '''
+def sgd_step(params, lr):
+    for p in params:
+        p.data -= lr * p.grad
+        return
+''',
+        "steps_on_the_data": '''
+def sgd_step(params, lr):
+    for p in params:
+        p.data -= lr * p.data
+''',
+    },
+}
+
+# Integration checks: test cell -> {graded function: {mistake: whole solution cell}}. Each mistake
+# must make that test cell lose points (the student's own pieces then fail to train).
+INTEGRATION = {
+    "test_train_moons": {
+        "zero_grad": {"does_nothing": MUTANTS["zero_grad"]["does_nothing"],
+                      "returns_after_the_first": MUTANTS["zero_grad"]["returns_after_the_first"]},
+        "sgd_step": {"adds_the_gradient": MUTANTS["sgd_step"]["adds_the_gradient"],
+                     "forgets_the_learning_rate": MUTANTS["sgd_step"]["forgets_the_learning_rate"]},
+        "Value": {
+            "mul_backward_swapped": _value_with_backward(
+                "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+                "self.grad += self.data * out.grad\n            other.grad += other.data * out.grad"),
+            "relu_passes_every_gradient": _value_with_backward(
+                "(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
+            "add_backward_assigns": _value_with_backward(
+                "self.grad += out.grad\n            other.grad += out.grad",
+                "self.grad = out.grad\n            other.grad = out.grad"),
+        },
+        "MLP": {"relu_on_the_last_layer": MUTANTS["MLP"]["relu_on_the_last_layer"],
+                "no_relu_at_all": MUTANTS["MLP"]["no_relu_at_all"]},
     },
 }
