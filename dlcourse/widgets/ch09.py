@@ -17,6 +17,7 @@ import functools
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .explorer import Explorer, RenderCache, cached
 
@@ -279,6 +280,9 @@ def _capacity_figure():
     estimate2, = ax2.plot([], [], color="k", lw=1.2, label="flip_probability(s, n)")
     ax2.axvline(CAPACITY, color="tab:red", ls="--", lw=1)
     ax2.set(xlim=(0, MAX_LOAD), ylim=(1e-5, 0.1))
+    ax2.yaxis.set_minor_locator(NullLocator())  # minor log ticks are slow to lay out and add nothing here
+    ax2.yaxis.set_major_locator(FixedLocator([1e-5, 1e-4, 1e-3, 1e-2, 1e-1]))
+    ax2.yaxis.set_major_formatter(FixedFormatter(["0.001 %", "0.01 %", "0.1 %", "1 %", "10 %"]))  # no mathtext
     ax2.set_xlabel("load s / n", fontsize=8)
     ax2.set_title("fraction of unstable bits", fontsize=9)
     ax2.legend(fontsize=7, loc="lower right")
