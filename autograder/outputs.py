@@ -198,7 +198,34 @@ def _exporter():
         exporter = HTMLExporter(sanitize_html=True, exclude_input_prompt=True, exclude_output_prompt=True)
         exporter.register_filter("clean_html", clean_html)
         _EXPORTER.append(exporter)
+        _EXPORTER.append(content_security_policy(exporter.from_notebook_node(nbformat.v4.new_notebook())[0]))
     return _EXPORTER[0]
+
+
+def content_security_policy(template_page: str) -> str:
+    """A second line behind the sanitizer: the page runs only the template's own scripts.
+
+    Scripts load only from the origins the template names (MathJax, require.js); inline scripts
+    run only if they hash to one of the template's own; so an event handler, ``javascript:`` link
+    or ``<script>`` that got past ``clean_html`` would still not run. ``'unsafe-eval'`` is for
+    MathJax 2, which evaluates its configuration block. No plugins, frames, forms or ``<base>``."""
+    import base64
+    import hashlib
+    import re
+    from urllib.parse import urlparse
+    origins, hashes = set(), set()
+    for attrs, body in re.findall(r"<script([^>]*)>(.*?)</script>", template_page, re.S):
+        src = re.search(r'src="([^"]+)"', attrs)
+        if src:
+            url = urlparse(src.group(1))
+            origins.add(f"{url.scheme}://{url.netloc}")
+            continue
+        kind = re.search(r'type="([^"]*)"', attrs)
+        if kind is None or kind.group(1) in ("module", "text/javascript", "application/javascript"):
+            digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
+            hashes.add(f"'sha256-{digest}'")
+    return (f"script-src {' '.join(sorted(origins | hashes))} 'unsafe-eval'; object-src 'none'; "
+            "frame-src 'none'; base-uri 'none'; form-action 'none'")
 
 
 def feedback_html(result: dict, total: float, maximum: float) -> str:
@@ -207,7 +234,8 @@ def feedback_html(result: dict, total: float, maximum: float) -> str:
     nb = copy.deepcopy(nb)
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result, total, maximum)))
     body, _ = _exporter().from_notebook_node(nb)
-    return scrub(body)
+    policy = f'<meta http-equiv="Content-Security-Policy" content="{html.escape(_EXPORTER[1])}">'
+    return scrub(body.replace("<head>", "<head>" + policy, 1))
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:

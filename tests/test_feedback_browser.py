@@ -6,7 +6,8 @@ markup and script (``autograder.tests.cases.xss_notebook``). In the browser: hea
 paragraphs, tables and code render (no literal ``<h1``, ``<p>`` or ``</`` in the page's text,
 code cells and the grader's quotes of messages, which are text by design, aside), and
 nothing the student wrote ran (no script, event handler or
-``javascript:`` link; no dialog; the title unchanged). When Debian's MathJax is installed
+``javascript:`` link; no dialog; the title unchanged), and the page's Content-Security-Policy
+stops an event handler and an inline script added after the sanitizer. When Debian's MathJax is installed
 (``apt-get install libjs-mathjax``) the page's MathJax address is served from it and the
 math must come out typeset; without it that one check is skipped (the page never reaches the
 network in this test). A screenshot goes to tests/screenshots/feedback.png.
@@ -80,6 +81,8 @@ def test_feedback_renders_and_runs_nothing_a_student_wrote(feedback_page):
         try:
             page = browser.new_page(viewport={"width": 1200, "height": 900})
             page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+            refused = []
+            page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
             page.route("**/*", _serve_offline)
             page.goto(feedback_page.as_uri(), wait_until="load", timeout=30_000)
             title = page.title()
@@ -88,7 +91,6 @@ def test_feedback_renders_and_runs_nothing_a_student_wrote(feedback_page):
                 page.wait_for_function("() => document.querySelectorAll('.mjx-chtml').length > 0",
                                        timeout=20_000)
                 typeset = page.evaluate("() => document.querySelectorAll('.mjx-chtml').length")
-            page.wait_for_timeout(300)
             page.screenshot(path=str(SCREENSHOTS / "feedback.png"), full_page=False)
             markdown = page.eval_on_selector_all(".jp-RenderedMarkdown", "els => els.map(e => e.innerText)")
             # what is left on screen once code and the grader's quoted messages (text by design) are hidden
@@ -110,6 +112,15 @@ def test_feedback_renders_and_runs_nothing_a_student_wrote(feedback_page):
                 dangerous: document.querySelectorAll('iframe, object, embed, form, svg, img, math').length,
                 bodyShown: getComputedStyle(document.body).display !== 'none',
             })""")
+            # the second line: markup that got past the sanitizer still would not run (the page's CSP)
+            page.evaluate("""() => {
+                document.body.insertAdjacentHTML('beforeend', '<img src="x" onerror="window.__csp = 1">');
+                const s = document.createElement('script');
+                s.textContent = 'window.__csp = 2';
+                document.body.appendChild(s);
+            }""")
+            page.wait_for_timeout(300)
+            csp = page.evaluate("() => window.__csp === undefined ? null : window.__csp")
         finally:
             browser.close()
 
@@ -128,6 +139,7 @@ def test_feedback_renders_and_runs_nothing_a_student_wrote(feedback_page):
                                                or s == "module" or s.startswith(("text/x-mathjax-config", "math/tex")))]
     assert not own, own
     assert state["bodyShown"], "a student's <style> hid the page"
+    assert csp is None and len(refused) >= 2, (csp, refused)
     if typeset is None:
         print("math: Debian's libjs-mathjax is not installed, typesetting not checked")
     else:
