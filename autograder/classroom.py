@@ -73,6 +73,7 @@ def discover(submissions: Path) -> tuple[list[dict], list[str]]:
     known = set(chapters())
     tasks, warnings = [], []
     seen: dict[str, int] = {}
+    submissions = Path(os.path.abspath(submissions))  # the same file for a worker started elsewhere
     for student_dir in _entries(submissions):
         student = folder_id(student_dir.name)
         if student_dir.is_symlink():
