@@ -145,14 +145,14 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
         finals[name] = None if last < len(gap) else float(gap[-1])
     parts["bound"].set_data(T, np.maximum(bound, 1e-17))
     parts["a2"].set_xlim(0, steps)
-    parts["a1"].set_title(f"h = ½ θᵀAθ, L = 1, μ = 1/{kappa:g}", fontsize=9)
+    parts["a1"].set_title(f"h = ½ θᵀAθ, L = 1, μ = 1/{kappa:.3g}", fontsize=9)
 
     def fmt(value):
         return "diverged" if value is None else f"{value:.2e}"
 
     diverges = lr > 2.0
     hb_text = f"heavy ball{' (Polyak: lr·L = %.3f, β = %.3f)' % (hb_lr, hb_beta) if polyak else ''}"
-    text = (f"κ = {kappa:g}, lr = {lr:.2f}/L{' > 2/L' if diverges else ''}, β = {beta:.2f}, after {steps} steps: "
+    text = (f"κ = {kappa:.3g}, lr = {lr:.2f}/L{' > 2/L' if diverges else ''}, β = {beta:.2f}, after {steps} steps: "
             f"gradient descent {fmt(finals['gradient descent'])} (PL bound {bound[-1]:.2e}), "
             f"{hb_text} {fmt(finals['heavy ball'])}, Nesterov {fmt(finals['Nesterov'])}")
     return parts["fig"], text
