@@ -6,7 +6,16 @@ and factories returning an :class:`Explorer`:
 - ``kernel_explorer(conv2d, conv_output_size)``: a kernel (edge, blur, sharpen or nine
   sliders) applied to a digit, with stride and padding, and the output shape;
 - ``shift_explorer(conv2d)``: shift-equivariance, ``max |conv(shift(x)) - shift(conv(x))|``;
-- ``feature_map_explorer(build_digits_cnn)``: the trained network's filters and feature maps.
+- ``feature_map_explorer(build_digits_cnn)``: the trained network's filters and feature maps;
+- ``pooling_shift_explorer(conv2d, max_pool2d, avg_pool2d)``: stride and pooling break
+  shift-equivariance (shifts that are not multiples of the total stride).
+
+Drivers of the integration checks (self-contained, run in the student's process, return plain data):
+``recover_kernel`` (gradient descent on a kernel with the student's ``conv2d`` and
+``conv2d_backward``), ``train_numpy_cnn`` (a CNN made only of the student's conv, pooling and backward
+functions), ``digits_cnn_report`` and ``digits_cnn_logits`` (the student's ``build_digits_cnn``, built,
+and trained by the recipe). ``numpy_cnn_logits`` evaluates trained NumPy-CNN weights with torch (the
+grader's side).
 
 Helpers used by the notebook and by its tests: ``train_digits_recipe(model)`` (the course's
 fixed training recipe, returns the test accuracy), ``trained_digits_cnn(build_digits_cnn)``
@@ -24,6 +33,9 @@ __all__ = [
     "KERNELS", "train_digits_recipe", "trained_digits_cnn", "count_parameters", "shift_images",
     "render_kernel", "kernel_explorer", "render_shift", "shift_explorer",
     "render_feature_maps", "feature_map_explorer",
+    "render_pooling_shift", "pooling_shift_explorer",
+    "recover_kernel", "train_numpy_cnn", "numpy_cnn_logits", "numpy_cnn_gradients", "torch_cnn_gradients",
+    "digits_cnn_report", "digits_cnn_logits",
 ]
 
 KERNELS = {
@@ -72,13 +84,29 @@ def shift_images(X: np.ndarray, dx: int, dy: int) -> np.ndarray:
     return out
 
 
-def train_digits_recipe(model, epochs: int = 30) -> float:
+def _shift_batch(X, generator):
+    """Each image of the batch X (torch, (B, 1, H, W)) moved by its own random (dx, dy) in {-1, 0, 1}^2."""
+    import torch
+    out = torch.zeros_like(X)
+    moves = torch.randint(-1, 2, (len(X), 2), generator=generator)
+    H, W = X.shape[-2:]
+    for dx in (-1, 0, 1):
+        for dy in (-1, 0, 1):
+            rows = ((moves[:, 0] == dx) & (moves[:, 1] == dy)).nonzero().flatten()
+            if len(rows):
+                src = X[rows][..., max(0, -dy):H - max(0, dy), max(0, -dx):W - max(0, dx)]
+                out[rows, ..., max(0, dy):H - max(0, -dy), max(0, dx):W - max(0, -dx)] = src
+    return out
+
+
+def train_digits_recipe(model, epochs: int = 30, augment: bool = False) -> float:
     """Train ``model`` by the course recipe and return its test accuracy (a float in [0, 1]).
 
     The recipe (syllabus, ch04): scikit-learn's digits, pixels / 16 as float32 (N, 1, 8, 8),
     ``train_test_split(test_size=0.25, random_state=0, stratify=y)``; ``torch.manual_seed(0)``,
     Adam with lr 3e-3, cross-entropy, batches of 64 shuffled by a generator seeded with 0,
-    30 epochs. Runs on one thread (a second or two for a small CNN).
+    30 epochs. Runs on one thread (a second or two for a small CNN). ``augment=True`` (not the
+    recipe: the remedy of section 11) moves every training image by a random pixel in each batch.
     """
     import torch
     import torch.nn.functional as F
@@ -92,12 +120,14 @@ def train_digits_recipe(model, epochs: int = 30) -> float:
         torch.manual_seed(0)
         optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
         generator = torch.Generator().manual_seed(0)
+        moves = torch.Generator().manual_seed(1)
         model.train()
         for _ in range(epochs):
             order = torch.randperm(len(Xtr), generator=generator)
             for start in range(0, len(Xtr), 64):
                 batch = order[start:start + 64]
-                loss = F.cross_entropy(model(Xtr[batch]), ytr[batch])
+                inputs = _shift_batch(Xtr[batch], moves) if augment else Xtr[batch]
+                loss = F.cross_entropy(model(inputs), ytr[batch])
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
@@ -309,3 +339,240 @@ def feature_map_explorer(build_digits_cnn):
     }
     return Explorer(render_feature_maps, controls, needs={"build_digits_cnn": build_digits_cnn},
                     height="270px", title="What the first convolution of the trained network sees")
+
+
+# ------------------------------------------------------------------ stride and pooling against shifts
+
+def _pipeline(image, conv_stride, pool, *, conv2d, max_pool2d, avg_pool2d):
+    out = np.asarray(conv2d(image[None, None], KERNELS["vertical edge"][None, None], None, int(conv_stride), 1))
+    if pool == "max 2×2":
+        out = np.asarray(max_pool2d(out, 2))
+    elif pool == "avg 2×2":
+        out = np.asarray(avg_pool2d(out, 2))
+    return out[0, 0]
+
+
+def _best_output_shift(a, b):
+    """min over integer shifts (u, v) of the output grid of max |a - roll(b, (u, v))|, and the best (u, v)."""
+    best, where = np.inf, (0, 0)
+    for u in range(-a.shape[0] // 2, a.shape[0] // 2 + 1):
+        for v in range(-a.shape[1] // 2, a.shape[1] // 2 + 1):
+            gap = float(np.abs(a - np.roll(b, (u, v), axis=(0, 1))).max())
+            if gap < best - 1e-12:
+                best, where = gap, (u, v)
+    return best, where
+
+
+def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, conv2d, max_pool2d, avg_pool2d,
+                         cache=None):
+    """f = [pool](conv(x, vertical edge, stride, padding 1)) of a digit on a 16×16 canvas and of the digit
+    moved ``shift`` pixels right: is f(shifted x) a shifted copy of f(x)?"""
+    from .explorer import cached
+    x, label = cached(cache, ("canvas", int(digit)), lambda: _canvas(digit))
+    moved = np.roll(x, int(shift), axis=1)   # the digit stays inside the canvas for shifts up to 4
+    funcs = dict(conv2d=conv2d, max_pool2d=max_pool2d, avg_pool2d=avg_pool2d)
+    fx = cached(cache, ("f", int(digit), int(conv_stride), pool, conv2d, max_pool2d, avg_pool2d),
+                lambda: _pipeline(x, conv_stride, pool, **funcs))
+    fm = _pipeline(moved, conv_stride, pool, **funcs)
+    total = int(conv_stride) * (2 if pool != "none" else 1)
+    gap, (u, v) = _best_output_shift(fm, fx)
+    scale = max(float(np.abs(fx).max()), 1e-12)
+
+    fig, axes = plt.subplots(1, 4, figsize=(8.4, 2.3))
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.86, wspace=0.08)  # tight_layout is slow
+    _show(axes[0], moved, f"x moved {int(shift)} px right", vmin=0, vmax=1)
+    _show(axes[1], fx, f"f(x) {fx.shape[0]}×{fx.shape[1]}", cmap="RdBu_r", vmin=-scale, vmax=scale)
+    _show(axes[2], fm, "f(moved x)", cmap="RdBu_r", vmin=-scale, vmax=scale)
+    best = np.roll(fx, (u, v), axis=(0, 1))
+    _show(axes[3], np.abs(fm - best), f"|f(moved x) − best shift of f(x)|", cmap="magma", vmin=0, vmax=scale)
+    if gap <= 1e-9 * scale:
+        verdict = (f"equivariant: f(moved x) is f(x) moved by {v} output pixel(s)"
+                   if int(shift) else "no shift: identical")
+    else:
+        verdict = (f"NOT equivariant: no shift of f(x) matches f(moved x) (best: {v} output pixel(s), "
+                   f"still off by {gap / scale:.0%} of the largest response)")
+    text = (f"shift {int(shift)} px, conv stride {int(conv_stride)}, pooling {pool}: total stride {total}; "
+            f"shift {'is' if int(shift) % total == 0 else 'is not'} a multiple of it → {verdict}")
+    return fig, text
+
+
+def pooling_shift_explorer(conv2d, max_pool2d, avg_pool2d):
+    """Stride and pooling against shifts: your ``conv2d``, ``max_pool2d`` and ``avg_pool2d``."""
+    import functools
+    from .explorer import RenderCache
+    controls = {
+        "shift": widgets.IntSlider(1, min=0, max=4, description="shift (px)", continuous_update=False),
+        "conv_stride": widgets.IntSlider(1, min=1, max=3, description="conv stride", continuous_update=False),
+        "pool": widgets.Dropdown(options=["none", "max 2×2", "avg 2×2"], value="max 2×2", description="pooling"),
+        "digit": widgets.IntSlider(0, min=0, max=449, description="digit #", continuous_update=False),
+    }
+    return Explorer(functools.partial(render_pooling_shift, cache=RenderCache()), controls,
+                    needs={"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d},
+                    height="260px", columns=4,
+                    title="Stride and pooling: equivariant only to shifts by multiples of the total stride")
+
+
+# ------------------------------------------------------------------ drivers of the integration checks
+
+def recover_kernel(conv2d, conv2d_backward, X, Y, steps=60, lr=0.2, shape=(1, 1, 3, 3)):
+    """Gradient descent on a kernel W of ``shape``, from zeros, for the loss mean((conv2d(X, W) - Y) ** 2),
+    with the student's conv2d and conv2d_backward. Returns {"weights": W, "kernel": W[0, 0], "losses": [...]}."""
+    import numpy as np
+    W = np.zeros(tuple(shape))
+    losses = []
+    for _ in range(steps):
+        R = np.asarray(conv2d(X, W), dtype=float) - Y
+        losses.append(float(np.mean(R ** 2)))
+        _, dW, _ = conv2d_backward(X, W, 2.0 * R / R.size)
+        W = W - lr * np.asarray(dW, dtype=float)
+    return {"weights": W, "kernel": W[0, 0], "losses": losses}
+
+
+def train_numpy_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X, y, channels=(8, 16),
+                    epochs=4, batch=32, lr=0.01, seed=0):
+    """A CNN made only of the student's functions, trained with Adam on (X (N, 1, 8, 8), y):
+    conv 3×3 (1 → c1), ReLU, conv 3×3 (c1 → c2), ReLU, max pool 2×2, linear (4 c2 → 10), softmax
+    cross-entropy. Returns the trained weights {W1, b1, W2, b2, W3, b3} and the batch losses."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    c1, c2 = channels
+    P = {"W1": rng.standard_normal((c1, 1, 3, 3)) * np.sqrt(2 / 9), "b1": np.zeros(c1),
+         "W2": rng.standard_normal((c2, c1, 3, 3)) * np.sqrt(2 / (9 * c1)), "b2": np.zeros(c2),
+         "W3": rng.standard_normal((10, 4 * c2)) * np.sqrt(1 / (4 * c2)), "b3": np.zeros(10)}
+    m1 = {k: np.zeros_like(v) for k, v in P.items()}
+    m2 = {k: np.zeros_like(v) for k, v in P.items()}
+    t, losses = 0, []
+    for _ in range(epochs):
+        order = rng.permutation(len(X))
+        for start in range(0, len(X), batch):
+            idx = order[start:start + batch]
+            xb, yb, n = X[idx], y[idx], len(idx)
+            z1 = np.asarray(conv2d(xb, P["W1"], P["b1"]), dtype=float)
+            a1 = np.maximum(z1, 0.0)
+            z2 = np.asarray(conv2d(a1, P["W2"], P["b2"]), dtype=float)
+            a2 = np.maximum(z2, 0.0)
+            pooled = np.asarray(max_pool2d(a2, 2), dtype=float)
+            features = pooled.reshape(n, -1)
+            logits = features @ P["W3"].T + P["b3"]
+            logits = logits - logits.max(axis=1, keepdims=True)
+            prob = np.exp(logits)
+            prob /= prob.sum(axis=1, keepdims=True)
+            losses.append(float(-np.mean(np.log(prob[np.arange(n), yb] + 1e-12))))
+            dlogits = prob.copy()
+            dlogits[np.arange(n), yb] -= 1.0
+            dlogits /= n
+            G = {"W3": dlogits.T @ features, "b3": dlogits.sum(axis=0)}
+            dpooled = (dlogits @ P["W3"]).reshape(pooled.shape)
+            dz2 = np.asarray(max_pool2d_backward(a2, dpooled, 2), dtype=float) * (z2 > 0)
+            da1, G["W2"], G["b2"] = conv2d_backward(a1, P["W2"], dz2)
+            dz1 = np.asarray(da1, dtype=float) * (z1 > 0)
+            _, G["W1"], G["b1"] = conv2d_backward(xb, P["W1"], dz1)
+            t += 1
+            for k in P:  # Adam
+                g = np.asarray(G[k], dtype=float)
+                m1[k] = 0.9 * m1[k] + 0.1 * g
+                m2[k] = 0.999 * m2[k] + 0.001 * g * g
+                P[k] = P[k] - lr * (m1[k] / (1 - 0.9 ** t)) / (np.sqrt(m2[k] / (1 - 0.999 ** t)) + 1e-8)
+    return {"weights": P, "losses": losses}
+
+
+def numpy_cnn_logits(weights, X):
+    """The logits of ``train_numpy_cnn``'s network for images X (N, 1, 8, 8), computed with torch."""
+    import torch
+    import torch.nn.functional as F
+    P = {k: torch.from_numpy(np.asarray(weights[k], dtype=np.float64)) for k in ("W1", "b1", "W2", "b2", "W3", "b3")}
+    with torch.no_grad():
+        a1 = F.relu(F.conv2d(torch.from_numpy(np.asarray(X, dtype=np.float64)), P["W1"], P["b1"]))
+        a2 = F.relu(F.conv2d(a1, P["W2"], P["b2"]))
+        features = F.max_pool2d(a2, 2).flatten(1)
+        return (features @ P["W3"].T + P["b3"]).numpy()
+
+
+def numpy_cnn_gradients(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, weights, X, y):
+    """One forward and backward pass of ``train_numpy_cnn``'s network at ``weights`` on the batch (X, y),
+    with the student's functions: the loss and the gradients of every weight (plain data)."""
+    import numpy as np
+    P = {k: np.asarray(v, dtype=float) for k, v in weights.items()}
+    n = len(X)
+    z1 = np.asarray(conv2d(X, P["W1"], P["b1"]), dtype=float)
+    a1 = np.maximum(z1, 0.0)
+    z2 = np.asarray(conv2d(a1, P["W2"], P["b2"]), dtype=float)
+    a2 = np.maximum(z2, 0.0)
+    pooled = np.asarray(max_pool2d(a2, 2), dtype=float)
+    features = pooled.reshape(n, -1)
+    logits = features @ P["W3"].T + P["b3"]
+    logits = logits - logits.max(axis=1, keepdims=True)
+    prob = np.exp(logits)
+    prob /= prob.sum(axis=1, keepdims=True)
+    loss = float(-np.mean(np.log(prob[np.arange(n), y])))
+    dlogits = prob.copy()
+    dlogits[np.arange(n), y] -= 1.0
+    dlogits /= n
+    G = {"W3": dlogits.T @ features, "b3": dlogits.sum(axis=0)}
+    dpooled = (dlogits @ P["W3"]).reshape(pooled.shape)
+    dz2 = np.asarray(max_pool2d_backward(a2, dpooled, 2), dtype=float) * (z2 > 0)
+    da1, G["W2"], G["b2"] = conv2d_backward(a1, P["W2"], dz2)
+    dz1 = np.asarray(da1, dtype=float) * (z1 > 0)
+    _, G["W1"], G["b1"] = conv2d_backward(X, P["W1"], dz1)
+    return {"loss": loss, "grads": {k: np.asarray(v, dtype=float) for k, v in G.items()}}
+
+
+def torch_cnn_gradients(weights, X, y):
+    """The same loss and gradients by torch autograd in float64 (the grader's oracle)."""
+    import torch
+    import torch.nn.functional as F
+    P = {k: torch.tensor(np.asarray(v, dtype=np.float64), requires_grad=True) for k, v in weights.items()}
+    a1 = F.relu(F.conv2d(torch.from_numpy(np.asarray(X, dtype=np.float64)), P["W1"], P["b1"]))
+    a2 = F.relu(F.conv2d(a1, P["W2"], P["b2"]))
+    logits = F.max_pool2d(a2, 2).flatten(1) @ P["W3"].T + P["b3"]
+    loss = F.cross_entropy(logits, torch.from_numpy(np.asarray(y, dtype=np.int64)))
+    loss.backward()
+    return {"loss": float(loss.item()), "grads": {k: v.grad.numpy() for k, v in P.items()}}
+
+
+def digits_cnn_report(build_digits_cnn):
+    """The student's network, untrained: output shapes for batches of 1 and 5, parameter count, and
+    whether it holds an nn.Conv2d (plain data)."""
+    import torch
+    torch.manual_seed(0)
+    model = build_digits_cnn()
+    with torch.no_grad():
+        shapes = [list(model(torch.rand(n, 1, 8, 8)).shape) for n in (1, 5)]
+    return {"shapes": shapes, "n_params": int(sum(p.numel() for p in model.parameters())),
+            "has_conv": any(isinstance(m, torch.nn.Conv2d) for m in model.modules())}
+
+
+def digits_cnn_logits(build_digits_cnn):
+    """``build_digits_cnn()`` trained by the course recipe; returns its logits on the test images (450, 10)
+    as a NumPy array. The recipe: load_digits, pixels / 16 as float32 (N, 1, 8, 8),
+    train_test_split(test_size=0.25, random_state=0, stratify=y); torch.manual_seed(0), Adam lr 3e-3,
+    cross-entropy, batches of 64 shuffled by a generator seeded with 0, 30 epochs."""
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    torch.set_num_threads(1)
+    digits = load_digits()
+    X = (digits.images / 16.0).astype(np.float32)[:, None]
+    X_train, X_test, y_train, _ = train_test_split(X, digits.target, test_size=0.25, random_state=0,
+                                                   stratify=digits.target)
+    Xtr, ytr = torch.from_numpy(X_train), torch.from_numpy(y_train.astype(np.int64))
+    torch.manual_seed(0)
+    model = build_digits_cnn()
+    torch.manual_seed(0)
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    generator = torch.Generator().manual_seed(0)
+    model.train()
+    for _ in range(30):
+        order = torch.randperm(len(Xtr), generator=generator)
+        for start in range(0, len(Xtr), 64):
+            batch = order[start:start + 64]
+            loss = F.cross_entropy(model(Xtr[batch]), ytr[batch])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+    model.eval()
+    with torch.no_grad():
+        return model(torch.from_numpy(X_test)).double().numpy()
