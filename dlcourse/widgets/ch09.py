@@ -213,14 +213,14 @@ def render_recall(stored, digit, flipped, sweep, seed, *, hebbian_weights, energ
 def recall_explorer(hebbian_weights, energy, async_sweep):
     """Store binarised digits, corrupt one, and watch asynchronous recall sweep by sweep."""
     controls = {
-        "stored": widgets.IntSlider(value=4, min=1, max=MAX_STORED, description="stored digits",
+        "stored": widgets.IntSlider(value=4, min=1, max=MAX_STORED, description="stored",
                                     continuous_update=False),
         "digit": widgets.IntSlider(value=0, min=0, max=MAX_STORED - 1, description="digit",
                                    continuous_update=False),
-        "flipped": widgets.IntSlider(value=14, min=0, max=32, description="flipped bits",
+        "flipped": widgets.IntSlider(value=14, min=0, max=32, description="flipped",
                                      continuous_update=False),
         "sweep": widgets.IntSlider(value=1, min=0, max=MAX_SWEEPS, description="sweep"),
-        "seed": widgets.IntSlider(value=0, min=0, max=9, description="noise seed", continuous_update=False),
+        "seed": widgets.IntSlider(value=0, min=0, max=9, description="seed", continuous_update=False),
     }
     return Explorer(functools.partial(render_recall, cache=RenderCache()), controls,
                     needs={"hebbian_weights": hebbian_weights, "energy": energy, "async_sweep": async_sweep},
