@@ -112,3 +112,54 @@ def test_lstm_gate_probes_recover_the_gates(ref):
 def test_lstm_gates_names_missing_function():
     explorer = ch05.lstm_gate_explorer(lstm_cell=stub)
     assert "lstm_cell" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def trained_like_model(m=8, seed=0, K=4, D=4, T=50):
+    """Weights shaped like the notebook's trained first-token LSTM (random here), as float64 arrays."""
+    W_ih, W_hh, b_ih, b_hh = ch05.lstm_weights(m, K + D, 3.0, seed)
+    rng = np.random.default_rng(seed)
+    return {"W_ih": W_ih, "W_hh": W_hh, "b_ih": b_ih, "b_hh": b_hh, "head_W": rng.standard_normal((K, m)),
+            "head_b": np.zeros(K), "K": K, "D": D, "T": T}
+
+
+def test_trained_lstm_gates_respond_to_controls(ref):
+    explorer = ch05.lstm_gate_explorer(lstm_cell=ref.lstm_cell, model=trained_like_model())
+    first = explorer.readout.value
+    assert first.startswith("trained LSTM") and "true 0" in first, first
+    best = lambda text: float(re.search(r"best unit ([0-9.e+-]+)", text).group(1))  # noqa: E731
+    explorer.controls["forget_shift"].value = -6.0
+    shifted = explorer.readout.value
+    assert best(shifted) < best(first) and "shift -6.0" in shifted
+    explorer.controls["first_token"].value = 2
+    assert "true 2" in explorer.readout.value
+    explorer.controls["sequence"].value = 3
+    assert explorer.readout.value != shifted
+    assert explorer.last_figure is not None
+    # the gates of the probe are the sigmoids of the pre-activations, computed directly
+    model = trained_like_model()
+    X, tokens = ch05.first_token_sequence(1, 0)
+    assert tokens[0] == 1 and (tokens[1:] >= 4).all() and X.shape == (50, 8)
+    gates = ch05.lstm_gates(ref.lstm_cell, X, model["W_ih"], model["W_hh"], model["b_ih"], model["b_hh"])
+    a = model["W_ih"] @ X[0] + model["b_ih"] + model["b_hh"]
+    np.testing.assert_allclose(gates["f"][0], 1 / (1 + np.exp(-a[8:16])), rtol=1e-8)
+
+
+def test_trained_lstm_gates_name_missing_function():
+    explorer = ch05.lstm_gate_explorer(lstm_cell=stub, model=trained_like_model())
+    assert "lstm_cell" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_char_rnn_driver_trains_and_samples(ref):
+    text = ch05.zen_of_python()
+    assert text.startswith("The Zen of Python") and len(text) > 800
+    unigram, bigram = ch05.unigram_bigram_entropy(text)
+    assert 3.0 < unigram < 3.2 and 1.9 < bigram < 2.0
+    model = ch05.train_char_rnn(text, ref.rnn_forward, ref.rnn_backward, ref.clip_grad_norm, steps=60,
+                                sample_length=50)
+    assert model["U"].shape == (64, 64) and model["V"].shape == (64, len(model["chars"]))
+    assert len(model["losses"]) == 60 and model["losses"][-1] < model["losses"][0]
+    assert len(model["sample"]) == 50 and set(model["sample"]) <= set(text)
+    loss = ch05.char_rnn_cross_entropy(text, model["U"], model["V"], model["W"], model["chars"])
+    assert loss < unigram
+    sample = ch05.sample_char_rnn(model, ref.rnn_forward, length=30, start="T")
+    assert len(sample) == 30 and sample[0] == "T"

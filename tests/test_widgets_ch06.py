@@ -129,3 +129,56 @@ def test_toy_sentence_attention_is_meaningful(ref):
     _, weights = ref.scaled_dot_product_attention(Q, K, V)
     top = {words[i]: words[int(np.argmax(weights[i]))] for i in range(len(words))}
     assert top["it"] == "animal" and top["cross"] == "animal"
+
+
+@pytest.fixture(scope="module")
+def char_model(ref):
+    """The notebook's character model after 5 training steps (enough for the widget's mechanics)."""
+    from dlcourse.widgets.ch05 import zen_of_python
+    return ch06.train_char_transformer(zen_of_python(), ref.causal_mask, ref.transformer_block, ref.sample_token,
+                                       steps=5, sample_length=3)
+
+
+def test_char_transformer_driver_returns_plain_data(ref, char_model):
+    from dlcourse.widgets.ch05 import zen_of_python
+    text = zen_of_python()
+    K = len(char_model["chars"])
+    assert char_model["eval_logits"].shape == ((len(text) - 1) // 32, 32, K)
+    assert len(char_model["losses"]) == 5 and len(char_model["sample"]) == 3
+    assert all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in char_model["weights"].values())
+    ids = np.array([char_model["chars"].index(c) for c in text[:32]])
+    logits = ch06.char_model_logits(char_model, ids, ref.transformer_block, ref.causal_mask)
+    np.testing.assert_allclose(logits[0], char_model["eval_logits"][0], rtol=1e-10)
+    assert 1.9 < ch06.bigram_cross_entropy(text) < 2.0
+
+
+def test_char_model_explorer_temperature_and_top_k(ref, char_model):
+    w = ch06.char_model_explorer(char_model, transformer_block=ref.transformer_block, causal_mask=ref.causal_mask,
+                                 sample_token=ref.sample_token)
+    kept = lambda: int(w.readout.value.split(" characters kept")[0])  # noqa: E731
+    entropy = lambda: float(w.readout.value.split("entropy ")[1].split()[0])  # noqa: E731
+    text = lambda: w.readout.value.split("generated: ")[1]  # noqa: E731
+    K = len(char_model["chars"])
+    assert kept() == K and text().startswith("Beautiful is ")
+    first, h1 = text(), entropy()
+    w.controls["temperature"].value = 2.0
+    assert entropy() > h1 and text() != first
+    w.controls["top_k"].value = 1                 # greedy: one character kept, entropy 0
+    assert kept() == 1 and entropy() == 0.0
+    greedy = text()
+    w.controls["seed"].value = 5                  # greedy decoding does not depend on the seed
+    assert text() == greedy
+    w.controls["top_k"].value = 3
+    assert kept() == 3
+    w.controls["prompt"].value = ch06.PROMPTS[1]
+    assert text().startswith(ch06.PROMPTS[1])
+    assert w.last_figure is not None
+
+
+@pytest.mark.parametrize("missing", ["transformer_block", "causal_mask", "sample_token"])
+def test_char_model_explorer_names_missing_function(ref, char_model, missing):
+    needs = {"transformer_block": ref.transformer_block, "causal_mask": ref.causal_mask,
+             "sample_token": ref.sample_token}
+    needs[missing] = stub
+    w = ch06.char_model_explorer(char_model, **needs)
+    assert missing in w.readout.value and "not written yet" in w.readout.value

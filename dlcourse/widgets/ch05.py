@@ -8,9 +8,11 @@ and factories returning an :class:`Explorer`:
   the bound ``sigma^(T-t)``; readout: the ratio of the first norm to the last;
 - ``lru_explorer(lru_init, lru_eigenvalues, linear_scan)``: the LRU's eigenvalues on the
   unit disc for ``r_min``/``r_max``/``max_phase`` sliders and their impulse responses;
-- ``lstm_gate_explorer(lstm_cell)``: the i, f, o gates of an LSTM with random weights over a
-  pulse sequence, as heat maps (gates read off the student's cell by probing, see
-  :func:`lstm_gates`).
+- ``lstm_gate_explorer(lstm_cell, model=None)``: the i, f, o gates, as heat maps, of the LSTM the
+  notebook trained on the first-token task (``model``), or of random weights over a pulse sequence
+  (gates read off the student's cell by probing, see :func:`lstm_gates`);
+- ``train_char_rnn`` (a test driver), ``sample_char_rnn``: the character RNN trained with the
+  student's ``rnn_forward``, ``rnn_backward`` and ``clip_grad_norm``.
 """
 from __future__ import annotations
 
@@ -18,12 +20,15 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer
+import functools
+
+from .explorer import Explorer, RenderCache, cached
 
 __all__ = [
     "gradient_setup", "render_gradient_norms", "gradient_norm_explorer",
     "impulse_responses", "render_lru", "lru_explorer",
     "lstm_gates", "pulse_sequence", "render_lstm_gates", "lstm_gate_explorer",
+    "first_token_sequence", "render_trained_lstm_gates", "lstm_gate_explorer_trained",
     "zen_of_python", "train_char_rnn", "sample_char_rnn", "char_rnn_cross_entropy", "unigram_bigram_entropy",
 ]
 
@@ -234,7 +239,11 @@ def render_lstm_gates(forget_bias, input_gain, seed, lstm_cell, m=8, T=60):
     return fig, text
 
 
-def lstm_gate_explorer(lstm_cell):
+def lstm_gate_explorer(lstm_cell, model=None):
+    """Gate activations of an LSTM run by the student's cell: of ``model`` (the weights of the LSTM trained
+    on the first-token task, see :func:`render_trained_lstm_gates`) when given, else of random weights."""
+    if model is not None:
+        return lstm_gate_explorer_trained(lstm_cell, model)
     controls = {
         "forget_bias": _slider(0.0, -4.0, 6.0, 0.5, "forget-gate bias"),
         "input_gain": _slider(3.0, 0.0, 6.0, 0.5, "pulse height"),
@@ -358,3 +367,87 @@ def sample_char_rnn(model, rnn_forward, length=250, temperature=0.8, seed=0, sta
         token = int(rng.choice(len(chars), p=p / p.sum()))
         out.append(chars[token])
     return "".join(out)
+
+
+# ------------------------------------------------------ the gates of the TRAINED LSTM (first-token task)
+
+def first_token_sequence(first_token, sequence, K=4, D=4, T=50):
+    """One-hot (T, K + D) input of the first-token task: the class token, then T - 1 seeded distractors."""
+    rng = np.random.default_rng(10_000 + int(sequence))
+    tokens = np.concatenate([[int(first_token)], rng.integers(K, K + D, T - 1)])
+    return np.eye(K + D)[tokens], tokens
+
+
+def _trained_gate_figure(m, T):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(7.2, 5.0), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+    grid = fig.add_gridspec(5, 1, height_ratios=[0.45, 1, 1, 1, 0.8], left=0.1, right=0.9, top=0.95,
+                            bottom=0.08, hspace=0.15)
+    axes = [fig.add_subplot(grid[0])]
+    axes += [fig.add_subplot(grid[i], sharex=axes[0]) for i in range(1, 5)]
+    parts = {"fig": fig, "axes": axes}
+    parts["tokens"] = axes[0].imshow(np.zeros((1, T)), aspect="auto", cmap="tab10", vmin=0, vmax=9,
+                                     interpolation="nearest", extent=(-0.5, T - 0.5, 0.5, -0.5))
+    axes[0].set_yticks([])
+    axes[0].set_ylabel("token", fontsize=8)
+    parts["title"] = axes[0].set_title("", fontsize=9)
+    images = []
+    for ax, name in zip(axes[1:4], ("input i", "forget f", "output o")):
+        images.append(ax.imshow(np.zeros((m, T)), aspect="auto", vmin=0, vmax=1, cmap="viridis",
+                                interpolation="nearest", extent=(-0.5, T - 0.5, m - 0.5, -0.5)))
+        ax.set_ylabel(f"{name}\nunit", fontsize=8)
+    parts["images"] = images
+    top, bottom = axes[1].get_position(), axes[3].get_position()
+    fig.colorbar(images[0], cax=fig.add_axes([0.915, bottom.y0, 0.015, top.y1 - bottom.y0]))
+    parts["mean"], = axes[4].semilogy(np.arange(T), np.ones(T), color="tab:red", lw=1.2, label="mean over units")
+    parts["best"], = axes[4].semilogy(np.arange(T), np.ones(T), color="tab:green", lw=1.2, label="best unit")
+    axes[4].set_ylim(1e-8, 2)
+    axes[4].set_ylabel("∏ f since t=0", fontsize=8)
+    axes[4].set_xlabel("t")
+    axes[4].legend(fontsize=7, loc="lower left")
+    axes[4].grid(True, alpha=0.3)
+    for ax in axes:
+        ax.tick_params(labelsize=7)
+    for ax in axes[:4]:
+        ax.tick_params(labelbottom=False)
+    return parts
+
+
+def render_trained_lstm_gates(first_token, sequence, forget_shift, lstm_cell, model, cache=None):
+    """The gates of the LSTM trained on the first-token task (``model``: its weights as float64 arrays)."""
+    X, tokens = first_token_sequence(first_token, sequence, model["K"], model["D"], model["T"])
+    m = model["W_hh"].shape[1]
+    b_hh = np.array(model["b_hh"], dtype=float)
+    b_hh[m:2 * m] += forget_shift
+    gates = cached(cache, ("gates", int(first_token), int(sequence), float(forget_shift), lstm_cell),
+                   lambda: lstm_gates(lstm_cell, X, model["W_ih"], model["W_hh"], model["b_ih"], b_hh))
+    T = len(X)
+    parts = cached(cache, ("figure", m, T), lambda: _trained_gate_figure(m, T))
+    parts["tokens"].set_data(tokens[None].astype(float))
+    for image, key in zip(parts["images"], "ifo"):
+        image.set_data(gates[key].T)
+    carry = np.cumprod(np.vstack([np.ones(m), gates["f"][1:]]), axis=0)  # prod_{s=1}^{t} f_s = d c_t / d c_0
+    parts["mean"].set_ydata(np.maximum(carry.mean(axis=1), 1e-300))
+    parts["best"].set_ydata(np.maximum(carry.max(axis=1), 1e-300))
+    logits = model["head_W"] @ gates["h"][-1] + model["head_b"]
+    p = np.exp(logits - logits.max())
+    p /= p.sum()
+    guess = int(np.argmax(p))
+    parts["title"].set_text(f"first token {int(first_token)} (then {T - 1} distractors): "
+                            f"the LSTM answers {guess} with probability {p[guess]:.2f}")
+    text = (f"trained LSTM, forget-bias shift {forget_shift:+.1f}: mean gates i = {gates['i'].mean():.2f}, "
+            f"f = {gates['f'].mean():.2f}, o = {gates['o'].mean():.2f}; ∏ f over the {T - 1} steps after the "
+            f"first token: mean over units {carry[-1].mean():.3g}, best unit {carry[-1].max():.3g}; "
+            f"answer {guess} (p = {p[guess]:.2f}), true {int(first_token)}")
+    return parts["fig"], text
+
+
+def lstm_gate_explorer_trained(lstm_cell, model):
+    controls = {
+        "first_token": _slider(0, 0, model["K"] - 1, 1, "first token", integer=True),
+        "sequence": _slider(0, 0, 9, 1, "distractors (seed)", integer=True),
+        "forget_shift": _slider(0.0, -6.0, 2.0, 0.5, "forget-bias shift"),
+    }
+    render = functools.partial(render_trained_lstm_gates, model=model, cache=RenderCache())
+    return Explorer(render, controls, needs={"lstm_cell": lstm_cell}, height="380px",
+                    title="Gates of the trained LSTM on the first-token task")

@@ -291,7 +291,7 @@ def transformer_attention_explorer(record, scaled_dot_product_attention):
 
 def train_char_transformer(text, causal_mask, transformer_block, sample_token, d=32, n_heads=4, d_ff=64,
                            context=32, steps=150, batch=16, lr=2e-2, seed=0, sample_length=200,
-                           temperature=0.8, top_k=None):
+                           temperature=0.6, top_k=None):
     """Train a one-block decoder-only character model in torch, then run it with the student's NumPy pieces.
 
     Training: torch autograd on a torch copy of the model (embedding + learned positions, one pre-LN
@@ -412,8 +412,21 @@ def _next_distribution(logits, temperature, top_k):
     return e / e.sum()
 
 
+def _char_model_figure(n_bars=15):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(6.0, 2.2), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+    ax = fig.add_axes([0.09, 0.2, 0.89, 0.66])
+    bars = ax.bar(np.arange(n_bars), np.zeros(n_bars), color="tab:blue")
+    ax.set_xticks(np.arange(n_bars))
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("probability", fontsize=8)
+    ax.tick_params(labelsize=7)
+    title = ax.set_title("", fontsize=9)
+    return {"fig": fig, "ax": ax, "bars": bars, "title": title}
+
+
 def render_char_model(temperature, top_k, seed, prompt, model, transformer_block, causal_mask, sample_token,
-                      length=80, cache=None):
+                      length=48, cache=None):
     chars = model["chars"]
     ids = [chars.index(c) for c in prompt if c in chars]
     context = model["weights"]["pos"].shape[0]
@@ -431,13 +444,12 @@ def render_char_model(temperature, top_k, seed, prompt, model, transformer_block
     text = "".join(chars[i] for i in out)
 
     order = np.argsort(-p, kind="stable")[:15]
-    fig, ax = plt.subplots(figsize=(6.0, 2.2), dpi=80)
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.2, top=0.86)
-    ax.bar(np.arange(len(order)), p[order], color="tab:blue")
-    ax.set_xticks(np.arange(len(order)))
-    ax.set_xticklabels([repr(chars[i])[1:-1] or "␣" for i in order], fontsize=8)
-    ax.set_ylim(0, 1)
-    ax.set_title(f"next character after {prompt!r}: τ = {temperature:.2f}, top-k = {k}", fontsize=9)
+    parts = cached(cache, ("figure",), _char_model_figure)
+    for bar, height in zip(parts["bars"], p[order]):
+        bar.set_height(height)
+    parts["ax"].set_xticklabels([repr(chars[i])[1:-1].replace(" ", "␣") or "␣" for i in order], fontsize=8)
+    parts["title"].set_text(f"next character after {prompt!r}: τ = {temperature:.2f}, top-k = {k}")
+    fig = parts["fig"]
     entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum())
     kept = int((p > 0).sum())
     shown = text.replace("\n", " ⏎ ")
@@ -449,7 +461,7 @@ def char_model_explorer(model, transformer_block, causal_mask, sample_token):
     """Generate from the trained character model with the student's block and sample_token."""
     V = len(model["chars"])
     controls = {
-        "temperature": widgets.FloatSlider(value=0.8, min=0.1, max=2.0, step=0.1, description="temperature",
+        "temperature": widgets.FloatSlider(value=0.6, min=0.1, max=2.0, step=0.1, description="temperature",
                                            continuous_update=False),
         "top_k": widgets.IntSlider(value=V, min=1, max=V, step=1, description="top-k", continuous_update=False),
         "seed": widgets.IntSlider(value=0, min=0, max=9, step=1, description="seed", continuous_update=False),
