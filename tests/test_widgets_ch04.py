@@ -133,3 +133,53 @@ def test_train_digits_recipe_is_deterministic(ref):
         accuracies.append(ch04.train_digits_recipe(ref.build_digits_cnn(), epochs=2))
     assert accuracies[0] == accuracies[1]
     assert 0.0 <= accuracies[0] <= 1.0
+
+
+def test_pooling_shift_explorer_equivariance_only_for_multiples_of_the_stride(ref):
+    explorer = ch04.pooling_shift_explorer(conv2d=ref.conv2d, max_pool2d=ref.max_pool2d,
+                                           avg_pool2d=ref.avg_pool2d)
+    first = explorer.readout.value  # shift 1, conv stride 1, max pool 2×2: total stride 2
+    assert "total stride 2" in first and "NOT equivariant" in first
+    explorer.controls["shift"].value = 2
+    two = explorer.readout.value
+    assert "equivariant: f(moved x) is f(x) moved by 1 output pixel" in two and "NOT" not in two
+    explorer.controls["pool"].value = "none"
+    explorer.controls["shift"].value = 3
+    plain = explorer.readout.value  # a stride-1 convolution commutes with every shift
+    assert "total stride 1" in plain and "moved by 3 output pixel" in plain and "NOT" not in plain
+    explorer.controls["conv_stride"].value = 2
+    explorer.controls["pool"].value = "avg 2×2"
+    explorer.controls["shift"].value = 2
+    assert "total stride 4" in explorer.readout.value and "NOT equivariant" in explorer.readout.value
+    explorer.controls["shift"].value = 4
+    assert "moved by 1 output pixel" in explorer.readout.value
+    explorer.controls["shift"].value = 0
+    assert "no shift: identical" in explorer.readout.value
+    assert explorer.last_render_seconds < 2.0
+
+
+def test_pooling_shift_explorer_names_missing_functions(ref):
+    explorer = ch04.pooling_shift_explorer(conv2d=stub, max_pool2d=ref.max_pool2d, avg_pool2d=ref.avg_pool2d)
+    assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+    explorer = ch04.pooling_shift_explorer(conv2d=ref.conv2d, max_pool2d=stub, avg_pool2d=ref.avg_pool2d)
+    assert "max_pool2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+    explorer.controls["pool"].value = "avg 2×2"
+    explorer = ch04.pooling_shift_explorer(conv2d=ref.conv2d, max_pool2d=ref.max_pool2d, avg_pool2d=stub)
+    explorer.controls["pool"].value = "avg 2×2"
+    assert "avg_pool2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+
+
+def test_drivers_return_plain_data(ref):
+    """The integration drivers hand back only numbers and arrays (what crosses the sandbox boundary)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((4, 1, 8, 8))
+    Y = ref.conv2d(X, ch04.KERNELS["vertical edge"][None, None])
+    result = ch04.recover_kernel(ref.conv2d, ref.conv2d_backward, X, Y, steps=80, lr=0.2)
+    assert set(result) == {"weights", "kernel", "losses"} and isinstance(result["kernel"], np.ndarray)
+    assert np.abs(result["kernel"] - ch04.KERNELS["vertical edge"]).max() < 1e-6
+    y = rng.integers(0, 10, 6)
+    weights = ch04.train_numpy_cnn(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
+                                   rng.random((6, 1, 8, 8)), y, epochs=1)["weights"]
+    got = ch04.numpy_cnn_gradients(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
+                                   weights, rng.random((6, 1, 8, 8)), y)
+    assert isinstance(got["loss"], float) and all(isinstance(v, np.ndarray) for v in got["grads"].values())

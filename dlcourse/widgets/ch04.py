@@ -365,11 +365,11 @@ def _best_output_shift(a, b):
 
 def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, conv2d, max_pool2d, avg_pool2d,
                          cache=None):
-    """f = [pool](conv(x, vertical edge, stride, padding 1)) of a digit on a 16×16 canvas and of the digit
+    """f = [pool](conv(x, vertical edge, stride, padding 1)) of a digit on a 24×24 canvas and of the digit
     moved ``shift`` pixels right: is f(shifted x) a shifted copy of f(x)?"""
     from .explorer import cached
-    x, label = cached(cache, ("canvas", int(digit)), lambda: _canvas(digit))
-    moved = np.roll(x, int(shift), axis=1)   # the digit stays inside the canvas for shifts up to 4
+    x, label = cached(cache, ("canvas", int(digit)), lambda: _canvas(digit, 24))
+    moved = np.roll(x, int(shift), axis=1)   # the digit stays well inside the 24×24 canvas for shifts up to 4
     funcs = dict(conv2d=conv2d, max_pool2d=max_pool2d, avg_pool2d=avg_pool2d)
     fx = cached(cache, ("f", int(digit), int(conv_stride), pool, conv2d, max_pool2d, avg_pool2d),
                 lambda: _pipeline(x, conv_stride, pool, **funcs))

@@ -343,6 +343,17 @@ def topological_order(root):
 ''',
     },
     "numerical_gradient": {
+        "default_eps_differs_from_the_contract": '''
+import numpy as np
+def numerical_gradient(f, x, eps=1e-5):
+    x = np.array(x, dtype=np.float64)
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
+''',
         "forward_difference": '''
 import numpy as np
 def numerical_gradient(f, x, eps=1e-6):
