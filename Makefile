@@ -22,8 +22,9 @@ $(STAMP):
 	@rm -f $(VENV)/.installed-* && touch $@
 	@echo "environment ready in $(VENV)"
 
+# jupyter refuses root unless told; a container's user is often root. LAB_ARGS: more options.
 lab: setup
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)/course"
+	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)/course" $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 test: setup
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider
@@ -38,10 +39,10 @@ grade: setup
 	@MPLBACKEND=Agg $(BIN)/python -m autograder grade "$(SUBMISSIONS)" "$(OUT)" $(if $(SCHEDULER),--scheduler "$(SCHEDULER)") $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(UNSAFE),--unsafe-no-isolation)
 
 export: setup
-	$(BIN)/python -m autograder export "$(OUT)"
+	@$(BIN)/python -m autograder export "$(OUT)"
 
 check: setup
-	MPLBACKEND=Agg $(BIN)/python -m autograder check "$(NOTEBOOK)"
+	@MPLBACKEND=Agg $(BIN)/python -m autograder check "$(NOTEBOOK)"
 
 benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.notebooks

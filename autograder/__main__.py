@@ -11,8 +11,15 @@ import sys
 from pathlib import Path
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line (no usage block), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder")
+    parser = OneLineParser(prog="python -m autograder")
     sub = parser.add_subparsers(dest="command", required=True)
     grade = sub.add_parser("grade", help="grade a class of submissions")
     grade.add_argument("submissions", nargs="?", default="")
@@ -35,16 +42,33 @@ def main(argv=None) -> int:
         except UsageError as exc:
             print(f"make grade: {exc}", file=sys.stderr)
             return 2
+        except OSError as exc:  # a folder that cannot be read or written while grading
+            print(f"make grade: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         return 0
     if args.command == "export":
-        from .outputs import export_csv
-        if not (Path(args.out) / "gradebook.db").is_file():
-            print(f"export: {args.out} holds no gradebook.db", file=sys.stderr)
-            return 2
-        export_csv(Path(args.out))
-        return 0
+        return _export(args.out)
     from .selfcheck import main as check_main
     return check_main((["--json"] if args.json else []) + [args.notebook])
+
+
+def _export(out: str) -> int:
+    if not out.strip():
+        print("make export: usage: make export OUT=<the OUT folder of a make grade run>", file=sys.stderr)
+        return 2
+    if not (Path(out) / "gradebook.db").is_file():
+        what = "does not exist" if not Path(out).exists() else "holds no gradebook.db (not the OUT of make grade)"
+        print(f"make export: OUT={out} {what}", file=sys.stderr)
+        return 2
+    from .outputs import export_csv
+    try:
+        students, cells = export_csv(Path(out))
+    except Exception as exc:  # noqa: BLE001 - a damaged gradebook or an unwritable folder: one line, no traceback
+        print(f"make export: could not export {out}/gradebook.db ({type(exc).__name__}: "
+              f"{str(exc).splitlines()[0] if str(exc) else ''})", file=sys.stderr)
+        return 2
+    print(f"wrote {Path(out) / 'grades.csv'} ({students} submissions) and {Path(out) / 'tests.csv'} ({cells} cells)")
+    return 0
 
 
 if __name__ == "__main__":

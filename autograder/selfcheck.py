@@ -31,22 +31,65 @@ class SelfCheckError(Exception):
     """The notebook cannot be checked; the message is for the student."""
 
 
+def _grade_ids(nb: dict) -> set[str]:
+    """The grade_ids of a notebook's nbgrader cells (the ``setup`` cell every chapter has left out)."""
+    ids = set()
+    for cell in nb.get("cells") or []:
+        meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell, dict) else None
+        if isinstance(meta, dict) and isinstance(meta.get("grade_id"), str) and meta["grade_id"] != "setup":
+            ids.add(meta["grade_id"])
+    return ids
+
+
+def _read_notebook(path: Path) -> dict:
+    try:
+        nb = json.loads(path.read_bytes().decode("utf-8", "replace"))
+    except (OSError, ValueError) as exc:
+        raise SelfCheckError(f"{path} is not a notebook ({type(exc).__name__}): "
+                             f"give the .ipynb file saved from JupyterLab") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise SelfCheckError(f"{path} is not a notebook (no cells): give the .ipynb file saved from JupyterLab")
+    return nb
+
+
 def chapter_of(path: Path) -> str:
-    """The chapter of ``course/<chapter>/<anything>.ipynb`` (the folder), else the file's stem."""
+    """The chapter a notebook belongs to, wherever it is saved and whatever its name.
+
+    The notebook's own nbgrader metadata decides: the chapter whose graded cells (grade_ids) it
+    shares most. A notebook whose metadata was lost falls back on its folder or file name
+    (``<chapter>/<anything>.ipynb`` or ``<chapter>.ipynb``)."""
     if not SOLUTIONS.is_dir():
         raise SelfCheckError(f"the tests of the course are not in this copy ({SOLUTIONS} is missing): "
                              f"a self-check needs the whole course repository")
     known = chapters()
+    ids = _grade_ids(_read_notebook(path))
+    if ids:
+        from .notebooks import source_path
+        overlap = {ch: len(ids & _grade_ids(json.loads(source_path(ch).read_text(encoding="utf-8"))))
+                   for ch in known}
+        best = max(overlap.values())
+        winners = [ch for ch, n in overlap.items() if n == best]
+        if best and len(winners) == 1:
+            return winners[0]
+        if best:
+            raise SelfCheckError(f"{path} mixes the exercises of {' and '.join(winners)}: "
+                                 f"check one chapter's notebook at a time")
     for candidate in (path.parent.name, path.stem):
         if candidate in known:
             return candidate
-    raise SelfCheckError(f"{path} is not a notebook of this course: expected course/<chapter>/<chapter>.ipynb "
-                         f"with <chapter> one of {', '.join(known)}")
+    raise SelfCheckError(f"{path} is not a notebook of this course: its cells carry no nbgrader metadata of a "
+                         f"chapter (was it copied cell by cell into a new notebook?); check the notebook from "
+                         f"course/<chapter>/, or save yours as <chapter>.ipynb with <chapter> one of "
+                         f"{', '.join(known)}")
 
 
 def check(path) -> dict:
     """The grader's result for the notebook at ``path`` (``notebook_json`` left out)."""
+    if not str(path).strip():
+        raise SelfCheckError("no notebook given: make check NOTEBOOK=course/<chapter>/<chapter>.ipynb")
     path = Path(path).expanduser()
+    if path.is_dir():
+        raise SelfCheckError(f"{path} is a folder: give the notebook, e.g. NOTEBOOK=course/<chapter>/<chapter>.ipynb")
     if not path.is_file():
         raise SelfCheckError(f"{path}: no such notebook")
     chapter = chapter_of(path.resolve())
@@ -144,7 +187,8 @@ def format_table(result: dict, path: str = "", width: int = 100) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder check",
+    from .__main__ import OneLineParser
+    parser = OneLineParser(prog="python -m autograder check",
                                      description="Check one notebook of the course, hidden tests included.")
     parser.add_argument("--json", action="store_true", help="print the grader's result as JSON")
     parser.add_argument("notebook", help="course/<chapter>/<chapter>.ipynb")

@@ -143,9 +143,9 @@ def test_chapter_comes_from_the_folder_or_the_file_name(tmp_path):
     nbformat.write(nb, str(flat))
     from autograder.selfcheck import chapter_of
     assert chapter_of(renamed) == CHAPTER and chapter_of(flat) == CHAPTER
-    stray = tmp_path / "elsewhere" / "notes.ipynb"
+    stray = tmp_path / "elsewhere" / "notes.ipynb"  # no nbgrader metadata, no chapter name
     stray.parent.mkdir()
-    nbformat.write(nb, str(stray))
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]), str(stray))
     done = run_cli("--json", stray)
     assert done.returncode == 2 and "not a notebook of this course" in json.loads(done.stdout)["error"]
     done = run_cli(tmp_path / "missing.ipynb")

@@ -1,0 +1,196 @@
+"""The README's commands as a new user types them: `make lab` as root or not, `make check` on a notebook
+saved anywhere, and one clear line (never a traceback) for a wrong path or argument."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import submissions
+from autograder.notebooks import ROOT
+from autograder.selfcheck import SelfCheckError, chapter_of
+
+CHAPTER, OTHER = "ch01_perceptron", "ch02_universal_approximation"
+
+
+def make(*args, timeout=120, **kwargs):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run(["make", "--no-print-directory", "-s", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout, env=env, **kwargs)
+
+
+def one_line_error(done, *needles):
+    """The command failed with exit status 2 and said why in one line that holds every needle."""
+    lines = [line for line in done.stderr.splitlines() if line.strip() and not line.startswith("make: ***")]
+    assert done.returncode != 0, done.stdout[-500:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert len(lines) == 1, done.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+# ------------------------------------------------------------------ make lab
+
+
+def test_make_lab_allows_root_only_for_root():
+    done = make("-n", "lab")
+    assert done.returncode == 0, done.stderr
+    assert ("--allow-root" in done.stdout) == (os.geteuid() == 0), done.stdout
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        as_nobody = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                    "make", "--no-print-directory", "-n", "lab"],
+                                   cwd=ROOT, capture_output=True, text=True, timeout=60)
+        if as_nobody.returncode == 0:  # the checkout may be unreadable to nobody
+            assert "jupyter lab" in as_nobody.stdout and "--allow-root" not in as_nobody.stdout
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_make_lab_starts_as_the_current_user(tmp_path):
+    port, token = _free_port(), secrets.token_hex(8)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JPY_", "JUPYTER"))}
+    env.update({"JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+                "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"), "BROWSER": "true"})
+    log = open(tmp_path / "lab.log", "w")
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab",
+                             f"LAB_ARGS=--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} "
+                             f"--ServerApp.port_retries=0 --IdentityProvider.token={token}"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, (tmp_path / "lab.log").read_text()[-2000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/{CHAPTER}?token={token}",
+                                            timeout=2) as reply:
+                    listing = json.loads(reply.read())
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, (tmp_path / "lab.log").read_text()[-2000:]
+                time.sleep(0.3)
+        assert f"{CHAPTER}.ipynb" in [item["name"] for item in listing["content"]]  # served from course/
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+
+
+# ------------------------------------------------------------------ make check finds the chapter
+
+
+def _write(path: Path, nb) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_chapter_comes_from_the_notebooks_metadata_wherever_it_is_saved(tmp_path):
+    nb = submissions.untouched(CHAPTER)
+    assert chapter_of(_write(tmp_path / "Downloads" / "notes (1).ipynb", nb)) == CHAPTER
+    assert chapter_of(_write(tmp_path / "x" / "Untitled.ipynb", nb)) == CHAPTER
+    # the metadata wins over a misleading place
+    assert chapter_of(_write(tmp_path / "course" / OTHER / f"{OTHER}.ipynb", nb)) == CHAPTER
+    # no metadata left (cells pasted into a new notebook): the file or folder name, else a clear message
+    bare = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c.source) for c in nb.cells
+                                           if c.cell_type == "code"])
+    assert chapter_of(_write(tmp_path / CHAPTER / "mine.ipynb", bare)) == CHAPTER
+    with pytest.raises(SelfCheckError, match="carry no nbgrader metadata"):
+        chapter_of(_write(tmp_path / "elsewhere" / "mine.ipynb", bare))
+    mixed = submissions.untouched(CHAPTER)
+    mixed.cells += submissions.untouched(OTHER).cells[:40]
+    ids = lambda n: {c.metadata.get("nbgrader", {}).get("grade_id") for c in n.cells} - {None, "setup"}  # noqa: E731
+    if len(ids(mixed)) == len(ids(submissions.untouched(CHAPTER))) * 2:  # as many of each: ambiguous
+        with pytest.raises(SelfCheckError, match="mixes"):
+            chapter_of(_write(tmp_path / "mixed.ipynb", mixed))
+
+
+def test_make_check_finds_a_renamed_notebook(tmp_path):
+    path = _write(tmp_path / "my work" / "perceptron-final.ipynb", submissions.untouched(CHAPTER))
+    done = make("check", f"NOTEBOOK={path}", timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"Self-check of {CHAPTER}" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["none", "missing", "folder", "json", "bare"])
+def test_make_check_says_in_one_line_what_is_wrong(tmp_path, kind):
+    bare = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    notebook = {"none": "", "missing": str(tmp_path / "nope.ipynb"), "folder": str(tmp_path),
+                "text": str(tmp_path / "notes.txt"), "json": str(tmp_path / "broken.ipynb"),
+                "bare": str(tmp_path / "scratch.ipynb")}[kind]
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "broken.ipynb").write_text('{"cells": [')
+    nbformat.write(bare, str(tmp_path / "scratch.ipynb"))
+    expected = {"none": "NOTEBOOK=", "missing": "no such notebook", "folder": "is a folder",
+                "text": "is not a notebook", "json": "is not a notebook", "bare": "not a notebook of this course"}
+    one_line_error(make("check", f"NOTEBOOK={notebook}"), "check:", expected[kind])
+
+
+# ------------------------------------------------------------------ make grade, make export, the CLI
+
+
+@pytest.mark.parametrize("case", ["nothing", "missing", "inside", "jobs", "out-unwritable"])
+def test_make_grade_says_in_one_line_what_is_wrong(tmp_path, case):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    args = {"nothing": [], "no-out": [f"SUBMISSIONS={tmp_path / 'class'}"],
+            "missing": [f"SUBMISSIONS={tmp_path / 'nope'}", f"OUT={tmp_path / 'out'}"],
+            "file": [f"SUBMISSIONS={tmp_path / 'a-file'}", f"OUT={tmp_path / 'out'}"],
+            "inside": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'class' / 'out'}"],
+            "jobs": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'out'}", "GRADE_JOBS=two"],
+            "out-unwritable": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'a-file' / 'out'}"]}[case]
+    expected = {"nothing": "usage", "no-out": "usage", "missing": "not a directory", "file": "not a directory",
+                "inside": "OUT must not be inside", "jobs": "--jobs", "out-unwritable": "cannot be created"}[case]
+    one_line_error(make("grade", *args), expected)
+
+
+def _graded_out(tmp_path) -> Path:
+    """An OUT folder as make grade leaves it, in miniature: a gradebook with one (empty) submission."""
+    from nbgrader.api import Gradebook
+    out = tmp_path / "out"
+    out.mkdir()
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        gb.add_assignment(CHAPTER)
+        gb.add_student("alice")
+        gb.add_submission(CHAPTER, "alice")
+    return out
+
+
+def test_make_export_rewrites_the_csvs_or_says_in_one_line_what_is_wrong(tmp_path):
+    out = _graded_out(tmp_path)
+    done = make("export", f"OUT={out}")
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert (out / "grades.csv").read_text().splitlines()[1].startswith(f"alice,{CHAPTER},0,")
+    one_line_error(make("export"), "usage: make export OUT=")
+    one_line_error(make("export", f"OUT={tmp_path / 'nope'}"), "does not exist")
+    (tmp_path / "empty").mkdir()
+    one_line_error(make("export", f"OUT={tmp_path / 'empty'}"), "holds no gradebook.db")
+    (tmp_path / "damaged").mkdir()
+    (tmp_path / "damaged" / "gradebook.db").write_bytes(b"not a database" * 100)
+    one_line_error(make("export", f"OUT={tmp_path / 'damaged'}"), "could not export")
+
+
+def test_cli_argument_errors_are_one_line():
+    for args in (["frobnicate"], ["grade", "--jobs", "x"], ["check"]):
+        done = subprocess.run([sys.executable, "-m", "autograder", *args], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60)
+        one_line_error(done, "python -m autograder")
