@@ -290,7 +290,7 @@ def transformer_attention_explorer(record, scaled_dot_product_attention):
 # ------------------------------------------------- a decoder-only character model (integration)
 
 def train_char_transformer(text, causal_mask, transformer_block, sample_token, d=32, n_heads=4, d_ff=64,
-                           context=32, steps=150, batch=16, lr=2e-2, seed=0, sample_length=200,
+                           context=32, steps=200, batch=16, lr=2e-2, seed=0, sample_length=200,
                            temperature=0.6, top_k=None):
     """Train a one-block decoder-only character model in torch, then run it with the student's NumPy pieces.
 
@@ -303,6 +303,8 @@ def train_char_transformer(text, causal_mask, transformer_block, sample_token, d
     losses (training, torch), eval_logits (windows, context, K) of the text computed with the
     student's block (window w predicts characters w*context+1 .. (w+1)*context), sample (text).
     """
+    import math
+
     import numpy as np
     import torch
     torch.set_num_threads(1)
@@ -339,18 +341,29 @@ def train_char_transformer(text, causal_mask, transformer_block, sample_token, d
         x = torch.nn.functional.layer_norm(x, (d,), P["lnf_g"], P["lnf_b"], eps=1e-5)
         return x @ P["W_out"].T + P["b_out"]
 
-    optimiser = torch.optim.Adam(P.values(), lr=lr)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=lr, total_steps=max(steps, 1), pct_start=0.1)
+    # Adam written out (torch.optim would import torch's compiler, which the grading sandbox refuses),
+    # with a one-cycle schedule: linear warm-up over the first 10% of the steps, then cosine decay
+    first = {name: torch.zeros_like(p) for name, p in P.items()}
+    second = {name: torch.zeros_like(p) for name, p in P.items()}
     generator = torch.Generator().manual_seed(seed)
     losses = []
-    for _ in range(steps):
+    warm = max(1, steps // 10)
+    for step in range(1, steps + 1):
         starts = torch.randint(0, len(data) - context - 1, (batch,), generator=generator)
         window = torch.stack([data[s:s + context + 1] for s in starts])
         loss = torch.nn.functional.cross_entropy(forward(window[:, :-1]).reshape(-1, K), window[:, 1:].reshape(-1))
-        optimiser.zero_grad()
+        for p in P.values():
+            p.grad = None
         loss.backward()
-        optimiser.step()
-        schedule.step()
+        progress = max(0.0, (step - warm) / max(1, steps - warm))
+        rate = lr * min(1.0, step / warm) * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * progress)))
+        with torch.no_grad():
+            for name, p in P.items():
+                first[name].mul_(0.9).add_(p.grad, alpha=0.1)
+                second[name].mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+                m_hat = first[name] / (1 - 0.9 ** step)
+                v_hat = second[name] / (1 - 0.999 ** step)
+                p -= rate * m_hat / (v_hat.sqrt() + 1e-8)
         losses.append(float(loss.detach()))
     W = {name: p.detach().double().numpy().copy() for name, p in P.items()}
     block_keys = ("ln1_g", "ln1_b", "W_q", "W_k", "W_v", "W_o", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
