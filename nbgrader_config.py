@@ -5,7 +5,11 @@
     nbgrader generate_feedback ch01_perceptron     # -> grading/feedback
     nbgrader export                                # -> grades.csv
 
-`make grade` (autograder/) is the hardened class grader; it shares this layout.
+`make grade` (autograder/) is the hardened class grader; it shares this layout. `nbgrader autograde`
+(and the formgrader's autograde button) use it too: the students' code runs in the same sandbox and the
+tests are decided in the grader (autograder/nbgrader_plugin.py), so the scores equal `make grade`'s.
+Stock nbgrader's in-kernel execution (the student's code can change its own verdict) only with
+DLCOURSE_STOCK_AUTOGRADE=1.
 """
 import os
 
@@ -33,5 +37,11 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.ClearSolutions.enforce_metadata = True
 c.ClearHiddenTests.enforce_metadata = True
 
-c.Execute.timeout = 300
+c.Execute.timeout = 300  # stock nbgrader only (DLCOURSE_STOCK_AUTOGRADE=1)
 c.Execute.allow_errors = True
+
+# Late submissions: nbgrader records how late (duedate in the gradebook: `nbgrader db assignment add
+# <id> --duedate=...`); the default plugin takes no points off. Collecting again keeps the newest one.
+from autograder.nbgrader_plugin import configure  # noqa: E402
+
+configure(c)
