@@ -221,6 +221,14 @@ def dropout(x, p, rng, training=True):
         return x * (1 - p)
     return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
 ''',
+        "returns_x_itself_in_eval": """
+import numpy as np
+def dropout(x, p, rng, training=True):
+    if not training:
+        return x
+    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1 - p), 0.0)
+""",
     },
     "batchnorm_forward": {
         "biased_running_var": '''
@@ -304,6 +312,19 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
                                        training=training, momentum=momentum, eps=eps)
     return y.numpy(), rm.numpy(), rv.numpy()
 ''',
+        "eval_returns_the_running_arrays": """
+import numpy as np
+def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
+    if training:
+        n = x.shape[0]
+        mean, var = x.mean(axis=0), x.var(axis=0)
+        new_mean = (1 - momentum) * running_mean + momentum * mean
+        new_var = (1 - momentum) * running_var + momentum * var * n / (n - 1)
+    else:
+        mean, var = running_mean, running_var
+        new_mean, new_var = running_mean, running_var
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta, new_mean, new_var
+""",
     },
     "layernorm_forward": {
         "unbiased_var": '''
@@ -517,6 +538,18 @@ def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weigh
         new = new * (1 - lr * weight_decay)
     return new, m, v
 ''',
+        "default_lr_1e-2": """
+import numpy as np
+def adam_step(param, grad, m, v, t, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
+    beta1, beta2 = betas
+    if decoupled:
+        param = param * (1 - lr * weight_decay)
+    else:
+        grad = grad + weight_decay * param
+    m = beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2
+    return param - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps), m, v
+""",
     },
     "cross_entropy": {
         "naive_softmax_overflows": '''
@@ -740,6 +773,34 @@ def early_stopping(val_losses, patience):
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
 ''',
+        "failure_count_never_reset": """
+import numpy as np
+def early_stopping(val_losses, patience):
+    best, fails, stop = np.inf, 0, len(val_losses) - 1
+    for e, loss in enumerate(val_losses):
+        if loss < best:
+            best = loss
+        else:
+            fails += 1
+        if fails >= patience:
+            stop = e
+            break
+    return stop, int(np.argmin(val_losses[:stop + 1]))
+""",
+        "stops_the_epoch_after": """
+import numpy as np
+def early_stopping(val_losses, patience):
+    best, fails, stop = np.inf, 0, len(val_losses) - 1
+    for e, loss in enumerate(val_losses):
+        if loss < best:
+            best, fails = loss, 0
+        else:
+            fails += 1
+        if fails >= patience:
+            stop = min(e + 1, len(val_losses) - 1)
+            break
+    return stop, int(np.argmin(val_losses[:stop + 1]))
+""",
     },
     "ridge_solution": {
         "missing_H_on_the_right": '''
@@ -769,5 +830,115 @@ def ridge_solution(H, theta_star, mu):
     Hinv = np.linalg.inv(H)
     return np.linalg.solve(np.eye(len(H)) + mu * Hinv, theta_star)
 ''',
+    },
+    "batchnorm_backward": {
+        "mean_treated_as_constant": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=0) + eps)
+    xhat = (x - x.mean(axis=0)) / s
+    g = dy * gamma
+    return (g - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+        "variance_treated_as_constant": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=0) + eps)
+    xhat = (x - x.mean(axis=0)) / s
+    g = dy * gamma
+    return (g - g.mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+        "gamma_forgotten_in_dx": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=0) + eps)
+    xhat = (x - x.mean(axis=0)) / s
+    g = dy
+    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+        "unbiased_variance": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=0, ddof=1) + eps)
+    xhat = (x - x.mean(axis=0)) / s
+    g = dy * gamma
+    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+        "statistics_over_features": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=1, keepdims=True)) / s
+    g = dy * gamma
+    dx = (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True)) / s
+    return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+        "dgamma_not_summed": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=0) + eps)
+    xhat = (x - x.mean(axis=0)) / s
+    g = dy * gamma
+    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, dy * xhat, dy.sum(axis=0)
+""",
+        "default_eps_1e-3": """
+import numpy as np
+def batchnorm_backward(dy, x, gamma, eps=1e-3):
+    s = np.sqrt(x.var(axis=0) + eps)
+    xhat = (x - x.mean(axis=0)) / s
+    g = dy * gamma
+    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+    },
+    "layernorm_backward": {
+        "statistics_over_axis_0": """
+import numpy as np
+def layernorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=0, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=0, keepdims=True)) / s
+    g = dy * gamma
+    dx = (g - g.mean(axis=0, keepdims=True) - xhat * (g * xhat).mean(axis=0, keepdims=True)) / s
+    lead = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+""",
+        "variance_treated_as_constant": """
+import numpy as np
+def layernorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
+    g = dy * gamma
+    dx = (g - g.mean(axis=-1, keepdims=True)) / s
+    lead = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+""",
+        "parameter_grads_summed_over_axis_0_only": """
+import numpy as np
+def layernorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
+    g = dy * gamma
+    dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
+    return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
+""",
+        "mean_treated_as_constant": """
+import numpy as np
+def layernorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
+    g = dy * gamma
+    dx = (g - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
+    lead = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+""",
+        "dx_without_gamma": """
+import numpy as np
+def layernorm_backward(dy, x, gamma, eps=1e-5):
+    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
+    g = dy
+    dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
+    lead = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+""",
     },
 }
