@@ -542,37 +542,46 @@ def digits_cnn_report(build_digits_cnn):
             "has_conv": any(isinstance(m, torch.nn.Conv2d) for m in model.modules())}
 
 
-def digits_cnn_logits(build_digits_cnn):
-    """``build_digits_cnn()`` trained by the course recipe; returns its logits on the test images (450, 10)
-    as a NumPy array. The recipe: load_digits, pixels / 16 as float32 (N, 1, 8, 8),
-    train_test_split(test_size=0.25, random_state=0, stratify=y); torch.manual_seed(0), Adam lr 3e-3,
-    cross-entropy, batches of 64 shuffled by a generator seeded with 0, 30 epochs."""
+def digits_cnn_logits(build_digits_cnn, X_train, y_train, X_test):
+    """``build_digits_cnn()`` trained by the course recipe on (X_train, y_train); returns its logits on
+    X_test as a NumPy array. The data come from the caller (``dlcourse.data.digits_split()``: pixels / 16
+    as float32 (N, 1, 8, 8), the stratified 75/25 split with random_state 0); the recipe:
+    torch.manual_seed(0), Adam lr 3e-3, cross-entropy, batches of 64 shuffled by a generator seeded
+    with 0, 30 epochs, one thread (Adam written out, the same update as torch.optim.Adam)."""
     import numpy as np
     import torch
     import torch.nn.functional as F
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
 
     torch.set_num_threads(1)
-    digits = load_digits()
-    X = (digits.images / 16.0).astype(np.float32)[:, None]
-    X_train, X_test, y_train, _ = train_test_split(X, digits.target, test_size=0.25, random_state=0,
-                                                   stratify=digits.target)
-    Xtr, ytr = torch.from_numpy(X_train), torch.from_numpy(y_train.astype(np.int64))
+    Xtr = torch.from_numpy(np.asarray(X_train, dtype=np.float32))
+    ytr = torch.from_numpy(np.asarray(y_train, dtype=np.int64))
     torch.manual_seed(0)
     model = build_digits_cnn()
     torch.manual_seed(0)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    # Adam (betas 0.9, 0.999, eps 1e-8), written out: torch.optim imports torch._dynamo, which a
+    # grading sandbox does not allow (it sets environment variables)
+    params = [p for p in model.parameters() if p.requires_grad]
+    first = [torch.zeros_like(p) for p in params]
+    second = [torch.zeros_like(p) for p in params]
     generator = torch.Generator().manual_seed(0)
     model.train()
+    step = 0
     for _ in range(30):
         order = torch.randperm(len(Xtr), generator=generator)
         for start in range(0, len(Xtr), 64):
             batch = order[start:start + 64]
-            loss = F.cross_entropy(model(Xtr[batch]), ytr[batch])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
+            for p in params:
+                p.grad = None
+            F.cross_entropy(model(Xtr[batch]), ytr[batch]).backward()
+            step += 1
+            with torch.no_grad():
+                for p, m, v in zip(params, first, second):
+                    if p.grad is None:
+                        continue
+                    m.mul_(0.9).add_(p.grad, alpha=0.1)
+                    v.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
+                    denom = (v / (1 - 0.999 ** step)).sqrt_().add_(1e-8)
+                    p.addcdiv_(m, denom, value=-3e-3 / (1 - 0.9 ** step))
     model.eval()
     with torch.no_grad():
-        return model(torch.from_numpy(X_test)).double().numpy()
+        return model(torch.from_numpy(np.asarray(X_test, dtype=np.float32))).double().numpy()
