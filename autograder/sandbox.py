@@ -76,7 +76,7 @@ def install_policy(workdir: str, watch_functions: tuple) -> None:
                        "pty.", "socket.", "ctypes.", "_winapi.", "webbrowser.", "os.system",
                        "os.chroot", "os.setuid", "os.setgid", "shutil.rmtree")
     denied_events = {"resource.setrlimit", "resource.prlimit", "gc.get_objects", "gc.get_referrers",
-                     "gc.get_referents", "sys.addaudithook.remove", "os.putenv", "os.unsetenv",
+                     "gc.get_referents", "sys.addaudithook.remove",
                      "sys._current_frames", "sys.setrecursionlimit-never"}
     # processes and sockets are refused by the OS (seccomp); importing their modules is harmless and
     # honest code needs it (torch imports subprocess and ctypes)

@@ -95,7 +95,10 @@ def escapes(repo):
 
 def test_allowed_work(box):
     assert box.run_cell("import numpy as np, torch, math\nopen('scratch.txt', 'w').write('ok')\n"
-                        "x = np.linalg.solve(np.eye(3), np.ones(3))\nt = torch.ones(2) * 2", "work") is None
+                        "x = np.linalg.solve(np.eye(3), np.ones(3))\nt = torch.ones(2) * 2\n"
+                        "import torch.optim\np = torch.zeros(2, requires_grad=True)\n"
+                        "opt = torch.optim.Adam([p], lr=0.1)\n(p - 1).pow(2).sum().backward()\nopt.step()",
+                        "work") is None
     assert box.run_cell("print('x' * 100000)\nimport sys; print('y' * 100000, file=sys.stderr)", "loud") is None
 
 
