@@ -47,6 +47,7 @@ check: setup
 benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.notebooks
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading --stock-sample 3
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks.widget_latency --strict
 
 clean:
 	rm -rf $(VENV) grading build out

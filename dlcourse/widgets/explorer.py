@@ -1,22 +1,33 @@
-"""The one widget pattern of the course: controls, a pure render function, a plot and a readout.
+"""The one widget pattern of the course: controls, a pure render function, a picture and a readout.
 
     explorer = Explorer(render, controls={"margin": FloatSlider(...)},
                         needs={"perceptron_train": perceptron_train})
 
 ``render(**values, **needs)`` is pure: it returns ``(figure_or_None, readout_text)``.
-The figure is shown in a fixed-height output, the text in ``explorer.readout``
-(tests assert on it). When one of the student's functions in ``needs`` is not
-written yet, the explorer says which one instead of showing a traceback; it
-never falls back on a reference implementation.
+The figure is drawn with Agg, cropped to what it shows and sent as a fast PNG
+(``compress_level=1``) to an ``ipywidgets.Image``: binary over the comm, no base64,
+no output area rebuilt, so the picture is replaced in place. A render function may
+return the same figure every time (artists updated in place): the explorer never
+closes a figure that is not in pyplot's registry. The text goes to
+``explorer.readout`` (tests assert on it). When one of the student's functions in
+``needs`` is not written yet, the explorer says which one instead of showing a
+traceback; it never falls back on a reference implementation.
+
+Timings, for the tests and ``benchmarks/``: ``last_render_seconds`` (the render
+function), ``last_picture_seconds`` (drawing and encoding the figure),
+``last_update_seconds`` (both, and the readout), ``render_count``.
 """
 from __future__ import annotations
 
 import html
+import io
 import time
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
-from IPython.display import display
+import numpy as np
+
+PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "tight" keeps 0.1 in)
+COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
 
 
 def missing_function_message(name: str) -> str:
@@ -39,8 +50,66 @@ def _culprit(exc: BaseException, needs: dict) -> str | None:
     return next(iter(needs), None) if isinstance(exc, NotImplementedError) else None
 
 
+def _agg_canvas(figure):
+    """The figure's canvas when it can be drawn into a pixel buffer, else a new Agg canvas for it."""
+    canvas = figure.canvas
+    if not hasattr(canvas, "buffer_rgba") or not hasattr(canvas, "get_renderer"):
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        canvas = FigureCanvasAgg(figure)
+    return canvas
+
+
+def figure_png(figure) -> bytes:
+    """``figure`` as PNG bytes: drawn once with Agg at the figure's dpi, cropped to its content.
+
+    Like the inline backend's ``bbox_inches="tight"`` but without its second draw: the margins
+    are found in the pixels. When something is drawn outside the figure (a legend placed beyond
+    the axes), ``savefig(bbox_inches="tight")`` is used instead, so nothing is cut off.
+    """
+    from PIL import Image
+
+    canvas = _agg_canvas(figure)
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    height, width = rgba.shape[:2]
+    background = rgba[0, 0]
+    content = np.any(rgba != background, axis=2)
+    rows, cols = np.flatnonzero(content.any(axis=1)), np.flatnonzero(content.any(axis=0))
+    if rows.size == 0:
+        rows, cols = np.array([0, height - 1]), np.array([0, width - 1])
+    if rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1 or cols[-1] == width - 1:
+        # drawn up to an edge: is anything beyond it?
+        box = figure.get_tightbbox(canvas.get_renderer())
+        size = figure.get_size_inches()
+        if box is not None and (box.x0 < -0.01 or box.y0 < -0.01 or box.x1 > size[0] + 0.01
+                                or box.y1 > size[1] + 0.01):
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", bbox_inches="tight",
+                           pil_kwargs={"compress_level": COMPRESS_LEVEL})
+            return buffer.getvalue()
+    top, bottom = max(rows[0] - PAD_PIXELS, 0), min(rows[-1] + 1 + PAD_PIXELS, height)
+    left, right = max(cols[0] - PAD_PIXELS, 0), min(cols[-1] + 1 + PAD_PIXELS, width)
+    pixels = rgba[top:bottom, left:right]
+    opaque = background[3] == 255 and bool(np.all(pixels[..., 3] == 255))
+    image = Image.fromarray(np.ascontiguousarray(pixels[..., :3]) if opaque else pixels,
+                            "RGB" if opaque else "RGBA")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", compress_level=COMPRESS_LEVEL)
+    return buffer.getvalue()
+
+
+def _close_if_pyplot(figure) -> None:
+    """Close a figure made with pyplot (it would leak otherwise); figures kept by a widget stay."""
+    import sys
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None and getattr(figure, "number", None) is not None and plt.fignum_exists(figure.number):
+        manager = plt._pylab_helpers.Gcf.figs.get(figure.number)
+        if manager is not None and manager.canvas.figure is figure:
+            plt.close(figure)
+
+
 class Explorer(widgets.VBox):
-    """Controls on top, a fixed-height plot, a one-line readout below."""
+    """Controls on top, a fixed-height picture, a one-line readout below."""
 
     def __init__(self, render, controls: dict, needs: dict | None = None, *,
                  height: str = "380px", title: str | None = None, columns: int = 3):
@@ -49,21 +118,43 @@ class Explorer(widgets.VBox):
         self.needs = dict(needs or {})
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.last_render_seconds = None
+        self.last_picture_seconds = None
+        self.last_update_seconds = None
         self.last_figure = None
         self.render_count = 0
         rows = [widgets.HBox(list(self.controls.values())[i:i + columns])
                 for i in range(0, len(self.controls), columns)]
-        self.output = widgets.interactive_output(self._update, self.controls)
-        self.output.layout = widgets.Layout(height=height, overflow="hidden")
+        self.picture = widgets.Image(format="png", layout=widgets.Layout(
+            max_width="100%", max_height=height, object_fit="contain", object_position="left top",
+            display="none"))
+        self.picture.add_class("explorer-picture")
+        self.output = widgets.Box([self.picture], layout=widgets.Layout(height=height, overflow="hidden"))
+        self.output.add_class("explorer-plot")
         header = [widgets.HTML(f"<b>{html.escape(title)}</b>")] if title else []
         super().__init__(header + rows + [self.output, self.readout])
+        self.add_class("explorer")
+        for control in self.controls.values():
+            control.observe(self._changed, names="value")
+        self._changed()
+
+    def _changed(self, change=None):
+        self._update(**{name: control.value for name, control in self.controls.items()})
+
+    def _show(self, png: bytes | None) -> None:
+        if png is None:
+            self.picture.layout.display = "none"
+            return
+        self.picture.value = png
+        self.picture.layout.display = None
 
     def _update(self, **values):
         start = time.perf_counter()
         self.render_count += 1
+        self.last_picture_seconds = 0.0
         try:
             figure, text = self.render_function(**values, **self.needs)
         except Exception as exc:  # the student's code is allowed to be unfinished or wrong
+            self.last_render_seconds = time.perf_counter() - start
             name = _culprit(exc, self.needs)
             if isinstance(exc, NotImplementedError) and name:
                 self.readout.value = missing_function_message(name)
@@ -72,17 +163,22 @@ class Explorer(widgets.VBox):
                 self.readout.value = (f"⚠ {type(exc).__name__}{where}: "
                                       f"{html.escape(str(exc)[:300])}")
             self.last_figure = None
+            self._show(None)
+            self.last_update_seconds = time.perf_counter() - start
             return
-        finally:
-            self.last_render_seconds = time.perf_counter() - start
-        self.last_figure = figure
-        if figure is not None:
-            display(figure)
-            plt.close(figure)
-        self.readout.value = text
         self.last_render_seconds = time.perf_counter() - start
-
-
+        self.last_figure = figure
+        if figure is None:
+            self._show(None)
+        else:
+            drawn = time.perf_counter()
+            try:
+                self._show(figure_png(figure))
+            finally:
+                _close_if_pyplot(figure)
+                self.last_picture_seconds = time.perf_counter() - drawn
+        self.readout.value = text
+        self.last_update_seconds = time.perf_counter() - start
 class RenderCache:
     """What a widget computed with the student's functions, kept between its renders.
 
