@@ -7,6 +7,8 @@ did to its own process, all it can influence is the data its functions return.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import linecache
 import time
 from dataclasses import dataclass, field, asdict
@@ -93,7 +95,8 @@ def run_test_cell(sandbox, grade_id: str, source: str, points: float, graded_nam
     filename = f"<{grade_id}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # drivers' source
     try:
-        exec(compile(source, filename, "exec"), namespace)
+        with contextlib.redirect_stdout(io.StringIO()):  # a test cell's prints are for the student's kernel
+            exec(compile(source, filename, "exec"), namespace)
     except SandboxError as exc:
         status, error = exc.kind, LIMIT_MESSAGES.get(exc.kind, str(exc))
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks
