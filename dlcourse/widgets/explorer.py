@@ -13,6 +13,10 @@ closes a figure that is not in pyplot's registry. The text goes to
 ``needs`` is not written yet, the explorer says which one instead of showing a
 traceback; it never falls back on a reference implementation.
 
+A slider moved in the browser whose update took longer than ``SLOW_UPDATE_SECONDS`` (a slow
+machine, a heavy render) is switched to ``continuous_update=False``: dragging it then costs one
+update on release instead of a queue of them.
+
 Timings, for the tests and ``benchmarks/``: ``last_render_seconds`` (the render
 function), ``last_picture_seconds`` (drawing and encoding the figure),
 ``last_update_seconds`` (both, and the readout), ``render_count``.
@@ -28,6 +32,7 @@ import numpy as np
 
 PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "tight" keeps 0.1 in)
 COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
+SLOW_UPDATE_SECONDS = 0.15  # a control moved in the browser whose update took longer stops continuous updates
 
 
 def missing_function_message(name: str) -> str:
@@ -139,6 +144,12 @@ class Explorer(widgets.VBox):
 
     def _changed(self, change=None):
         self._update(**{name: control.value for name, control in self.controls.items()})
+        control = getattr(change, "owner", None) if change is not None else None
+        if (control is not None and "value" in getattr(control, "_property_lock", {})  # moved in the browser
+                and getattr(control, "continuous_update", False)
+                and (self.last_update_seconds or 0.0) > SLOW_UPDATE_SECONDS):
+            # a drag would queue one slow update per pixel: this control now updates on release
+            control.continuous_update = False
 
     def _show(self, png: bytes | None) -> None:
         if png is None:
