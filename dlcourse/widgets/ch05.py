@@ -93,7 +93,38 @@ def impulse_responses(lam, T, linear_scan):
     return np.asarray(linear_scan(a, b))
 
 
-def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_scan, T=200, seed=0):
+MAX_MODES = 64
+
+
+def _lru_figure(T):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(10, 3.3), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+    grid = fig.add_gridspec(1, 3, width_ratios=[1, 1.3, 1.1], left=0.05, right=0.98, bottom=0.15, top=0.9,
+                            wspace=0.3)
+    ax0, ax1, ax2 = (fig.add_subplot(grid[i]) for i in range(3))
+    theta = np.linspace(0, 2 * np.pi, 200)
+    ax0.plot(np.cos(theta), np.sin(theta), color="black", lw=1)
+    ring, = ax0.fill(np.zeros(3), np.zeros(3), color="tab:blue", alpha=0.12, lw=0)
+    points = ax0.scatter(np.zeros(1), np.zeros(1), s=16, zorder=3)
+    ax0.set(aspect="equal", xlim=(-1.1, 1.1), ylim=(-1.1, 1.1), title="λ = exp(-exp ν + iφ)")
+    ax0.axhline(0, color="gray", lw=0.5)
+    ax0.axvline(0, color="gray", lw=0.5)
+    t = np.arange(1, T + 1)
+    curves = [ax1.plot(t, np.ones(T), lw=1)[0] for _ in range(MAX_MODES)]
+    ax1.set_yscale("log")
+    ax1.set(xlabel="t (steps after the impulse)", ylabel="|z_t| from linear_scan", ylim=(1e-8, 2),
+            xlim=(1, T), title="impulse responses |λ|^(t-1)")
+    ax1.grid(True, alpha=0.3)
+    slow, = ax2.plot(t, np.zeros(T), lw=1.2)
+    fast, = ax2.plot(t, np.zeros(T), lw=1.2, ls="--")
+    ax2.set(xlabel="t", ylabel="Re z_t", ylim=(-1.05, 1.05), xlim=(1, T), title="oscillation: phase φ per step")
+    legend = ax2.legend([slow, fast], ["slowest", "fastest"], fontsize=7, loc="lower right")
+    ax2.grid(True, alpha=0.3)
+    return {"fig": fig, "ring": ring, "points": points, "curves": curves, "slow": slow, "fast": fast,
+            "legend": legend, "theta": theta}
+
+
+def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_scan, T=200, seed=0, cache=None):
     swapped = r_min > r_max
     if swapped:
         r_min, r_max = r_max, r_min
@@ -103,31 +134,33 @@ def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_sca
     r = np.abs(lam)
     order = np.argsort(r)
 
-    fig, (ax0, ax1, ax2) = plt.subplots(1, 3, figsize=(10, 3.3), dpi=80,
-                                        gridspec_kw={"width_ratios": [1, 1.3, 1.1]})
+    parts = cached(cache, ("figure", T), lambda: _lru_figure(T))
     lo, hi = (r_min - 1e-3, r_max + 1e-3) if r_max - r_min < 2e-3 else (r_min, r_max)
-    shade = plt.cm.viridis((r - lo) / (hi - lo))
-    theta = np.linspace(0, 2 * np.pi, 200)
-    ax0.plot(np.cos(theta), np.sin(theta), color="black", lw=1)
+    shade = plt.cm.viridis(np.clip((r - lo) / (hi - lo), 0, 1))
+    theta = parts["theta"]
     ring = np.concatenate([r_max * np.exp(1j * theta), r_min * np.exp(-1j * theta)])
-    ax0.fill(ring.real, ring.imag, color="tab:blue", alpha=0.12, lw=0)
-    ax0.scatter(lam.real, lam.imag, c=shade, s=16, zorder=3)
-    ax0.set(aspect="equal", xlim=(-1.1, 1.1), ylim=(-1.1, 1.1), title="λ = exp(-exp ν + iφ)")
-    ax0.axhline(0, color="gray", lw=0.5)
-    ax0.axvline(0, color="gray", lw=0.5)
-    t = np.arange(1, T + 1)
-    for j in order:
-        ax1.semilogy(t, np.maximum(np.abs(z[:, j]), 1e-300), color=shade[j], lw=1)
-    ax1.set(xlabel="t (steps after the impulse)", ylabel="|z_t| from linear_scan",
-            ylim=(1e-8, 2), title="impulse responses |λ|^(t-1)")
-    ax1.grid(True, alpha=0.3)
+    parts["ring"].set_xy(np.column_stack([ring.real, ring.imag]))
+    parts["points"].set_offsets(np.column_stack([lam.real, lam.imag]))
+    parts["points"].set_facecolors(shade)
+    magnitude = np.maximum(np.abs(z), 1e-300)
+    for k, curve in enumerate(parts["curves"]):
+        if k < len(order):
+            j = order[k]
+            curve.set_ydata(magnitude[:, j])
+            curve.set_color(shade[j])
+            curve.set_visible(True)
+        else:
+            curve.set_visible(False)
     slow, fast = order[-1], order[0]
-    ax2.plot(t, z[:, slow].real, color=shade[slow], lw=1.2, label=f"slowest, |λ| = {r[slow]:.3f}")
-    ax2.plot(t, z[:, fast].real, color=shade[fast], lw=1.2, ls="--", label=f"fastest, |λ| = {r[fast]:.3f}")
-    ax2.set(xlabel="t", ylabel="Re z_t", ylim=(-1.05, 1.05), title="oscillation: phase φ per step")
-    ax2.legend(fontsize=7, loc="lower right")
-    ax2.grid(True, alpha=0.3)
-    fig.subplots_adjust(left=0.05, right=0.98, bottom=0.15, top=0.9, wspace=0.3)
+    parts["slow"].set_ydata(z[:, slow].real)
+    parts["slow"].set_color(shade[slow])
+    parts["fast"].set_ydata(z[:, fast].real)
+    parts["fast"].set_color(shade[fast])
+    texts = parts["legend"].get_texts()
+    texts[0].set_text(f"slowest, |λ| = {r[slow]:.3f}")
+    texts[1].set_text(f"fastest, |λ| = {r[fast]:.3f}")
+    for handle, j in zip(parts["legend"].legend_handles, (slow, fast)):
+        handle.set_color(shade[j])
 
     r_top = r[slow]
     half_life = np.log(2) / -np.log(r_top) if r_top < 1 else np.inf
@@ -137,7 +170,7 @@ def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_sca
             f"|z_{T}| = {np.abs(z[-1, slow]):.2e}")
     if swapped:
         text += " (r_min > r_max: swapped)"
-    return fig, text
+    return parts["fig"], text
 
 
 def lru_explorer(lru_init, lru_eigenvalues, linear_scan):
@@ -147,7 +180,7 @@ def lru_explorer(lru_init, lru_eigenvalues, linear_scan):
         "max_phase": _slider(0.5, 0.0, float(np.round(2 * np.pi, 2)), 0.05, "max phase"),
         "m": _slider(16, 1, 64, 1, "m", integer=True),
     }
-    return Explorer(render_lru, controls, height="300px", columns=4,
+    return Explorer(functools.partial(render_lru, cache=RenderCache()), controls, height="300px", columns=4,
                     needs={"lru_init": lru_init, "lru_eigenvalues": lru_eigenvalues, "linear_scan": linear_scan},
                     title="LRU eigenvalues and impulse responses")
 

@@ -68,7 +68,30 @@ def toy_sentence_qkv(strength: float = 6.0, locality: float = 2.5):
     return list(SENTENCE), Q, K, K.copy()
 
 
-def render_attention(query, temperature, causal, scaled_dot_product_attention, causal_mask):
+def _attention_figure(words):
+    from matplotlib.figure import Figure
+    T = len(words)
+    labels = [f"{w} {i}" for i, w in enumerate(words)]
+    fig = Figure(figsize=(9.5, 3.6), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.15, 1]})
+    image = ax1.imshow(np.zeros((T, T)), cmap="Blues", vmin=0, vmax=1)
+    ax1.set_xticks(range(T), labels, rotation=90, fontsize=7)
+    ax1.set_yticks(range(T), labels, fontsize=7)
+    row = plt.Rectangle((-0.5, -0.5), T, 1, fill=False, edgecolor="crimson", lw=1.5)
+    ax1.add_patch(row)
+    ax1.set_xlabel("key", fontsize=8)
+    ax1.set_ylabel("query", fontsize=8)
+    ax1.set_title("attention weights (rows sum to 1)", fontsize=9)
+    bars = ax2.bar(range(T), np.zeros(T), color="steelblue")
+    ax2.set_xticks(range(T), labels, rotation=90, fontsize=7)
+    ax2.set_ylim(0, 1)
+    title = ax2.set_title("", fontsize=9)
+    ax2.tick_params(labelsize=7)
+    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.3, top=0.9, wspace=0.25)  # fixed: tight_layout costs ~100 ms
+    return {"fig": fig, "image": image, "row": row, "bars": bars, "title": title}
+
+
+def render_attention(query, temperature, causal, scaled_dot_product_attention, causal_mask, cache=None):
     words, Q, K, V = toy_sentence_qkv()
     T = len(words)
     mask = np.asarray(causal_mask(T), dtype=bool) if causal else None
@@ -79,22 +102,14 @@ def render_attention(query, temperature, causal, scaled_dot_product_attention, c
     p = row[row > 0]
     entropy = float(-(p * np.log(p)).sum())
 
-    labels = [f"{w} {i}" for i, w in enumerate(words)]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.6), gridspec_kw={"width_ratios": [1.15, 1]})
-    ax1.imshow(weights, cmap="Blues", vmin=0, vmax=1)
-    ax1.set_xticks(range(T), labels, rotation=90, fontsize=7)
-    ax1.set_yticks(range(T), labels, fontsize=7)
-    ax1.add_patch(plt.Rectangle((-0.5, query - 0.5), T, 1, fill=False, edgecolor="crimson", lw=1.5))
-    ax1.set_xlabel("key", fontsize=8)
-    ax1.set_ylabel("query", fontsize=8)
-    ax1.set_title("attention weights (rows sum to 1)", fontsize=9)
-    colors = ["crimson" if j == top else "steelblue" for j in range(T)]
-    ax2.bar(range(T), row, color=colors)
-    ax2.set_xticks(range(T), labels, rotation=90, fontsize=7)
-    ax2.set_ylim(0, 1)
-    ax2.set_title(f"weights of the query “{words[query]}” (τ = {temperature:.2f})", fontsize=9)
-    ax2.tick_params(labelsize=7)
-    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.3, top=0.9, wspace=0.25)  # fixed: tight_layout costs ~100 ms
+    parts = cached(cache, ("figure", tuple(words)), lambda: _attention_figure(words))
+    parts["image"].set_data(weights)
+    parts["row"].set_y(query - 0.5)
+    for j, bar in enumerate(parts["bars"]):
+        bar.set_height(row[j])
+        bar.set_color("crimson" if j == top else "steelblue")
+    parts["title"].set_text(f"weights of the query “{words[query]}” (τ = {temperature:.2f})")
+    fig = parts["fig"]
     readout = (f"query “{words[query]}” (position {query}): top-attended word “{words[top]}” "
                f"(position {top}) with weight {row[top]:.3f}; entropy {entropy:.2f} nats "
                f"(uniform over {T} words: {np.log(T):.2f}); temperature {temperature:.2f}"
@@ -111,7 +126,7 @@ def attention_explorer(scaled_dot_product_attention, causal_mask):
                                               description="temperature", continuous_update=False),
         "causal": widgets.Checkbox(value=False, description="causal"),
     }
-    return Explorer(render_attention, controls,
+    return Explorer(functools.partial(render_attention, cache=RenderCache()), controls,
                     needs={"scaled_dot_product_attention": scaled_dot_product_attention,
                            "causal_mask": causal_mask},
                     height="400px", title="Attention as a soft lookup")
