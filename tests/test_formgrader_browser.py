@@ -34,7 +34,7 @@ def _grades(path: Path, key: str) -> dict:
     return {row[key]: row for row in csv.DictReader(open(path, encoding="utf-8"))}
 
 
-def _wait_for(predicate, what: str, seconds: float = 30):
+def _wait_for(predicate, what: str, seconds: float = 60):
     deadline = time.monotonic() + seconds
     while not predicate():
         assert time.monotonic() < deadline, f"{what} within {seconds} s"
