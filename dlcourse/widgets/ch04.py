@@ -23,11 +23,13 @@ fixed training recipe, returns the test accuracy), ``trained_digits_cnn(build_di
 """
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer
+from .explorer import Explorer, RenderCache
 
 __all__ = [
     "KERNELS", "train_digits_recipe", "trained_digits_cnn", "count_parameters", "shift_images",
@@ -167,10 +169,47 @@ def _show(ax, image, title, cmap="gray", vmin=None, vmax=None):
     ax.set_yticks([])
 
 
+def _panels(n, figsize, margins, ratios=None):
+    """A figure of n image panels, outside pyplot's registry: built once per explorer (kept in its
+    RenderCache) and updated in place by ``_update`` (building axes is most of a render's cost)."""
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=figsize)
+    axes = fig.subplots(1, n, gridspec_kw={"width_ratios": ratios} if ratios else None)
+    images = []
+    for ax in axes:
+        images.append(ax.imshow(np.zeros((2, 2)), cmap="gray", vmin=0, vmax=1, interpolation="nearest"))
+        ax.set_xticks([])
+        ax.set_yticks([])
+    fig.subplots_adjust(**margins)
+    return {"fig": fig, "axes": list(axes), "images": images}
+
+
+def _update(parts, k, image, title, cmap="gray", vmin=0.0, vmax=1.0):
+    ax, im = parts["axes"][k], parts["images"][k]
+    h, w = image.shape
+    im.set_data(image)
+    im.set_cmap(cmap)
+    im.set_clim(vmin, vmax)
+    im.set_extent((-0.5, w - 0.5, h - 0.5, -0.5))
+    ax.set_xlim(-0.5, w - 0.5)
+    ax.set_ylim(h - 0.5, -0.5)
+    ax.set_title(title, fontsize=9)
+
+
+def _kernel_figure():
+    parts = _panels(3, (7.5, 2.7), dict(left=0.01, right=0.99, bottom=0.03, top=0.88, wspace=0.12), [1, 0.8, 1])
+    parts["frame"] = parts["axes"][0].add_patch(plt.Rectangle((-0.5, -0.5), 8, 8, fill=False,
+                                                              edgecolor="tab:orange", linewidth=1.5))
+    parts["texts"] = [parts["axes"][1].text(j, i, "", ha="center", va="center", fontsize=8)
+                      for i in range(3) for j in range(3)]
+    return parts
+
+
 def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
                   k00=0.0, k01=0.0, k02=0.0, k10=0.0, k11=1.0, k12=0.0, k20=0.0, k21=0.0, k22=0.0,
-                  *, conv2d, conv_output_size):
+                  *, conv2d, conv_output_size, cache=None):
     """A digit, the kernel and ``conv2d(digit, kernel, stride, padding)``, with the output shape."""
+    from .explorer import cached
     values = dict(k00=k00, k01=k01, k02=k02, k10=k10, k11=k11, k12=k12, k20=k20, k21=k21, k22=k22)
     K = _kernel(kernel, values)
     image, label = digit_image(digit)
@@ -178,22 +217,20 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
     out = np.asarray(conv2d(image[None, None], K[None, None], None, stride, padding))[0, 0]
     predicted = (int(conv_output_size(8, 3, padding, stride)),) * 2
 
-    fig, axes = plt.subplots(1, 3, figsize=(7.5, 2.7), gridspec_kw={"width_ratios": [1, 0.8, 1]})
+    parts = cached(cache, "kernel figure", _kernel_figure)
+    fig = parts["fig"]
     padded = np.pad(image, padding)
-    _show(axes[0], padded, f"digit {label}, padding {padding}: {padded.shape[0]}×{padded.shape[1]}",
-          vmin=0, vmax=1)
-    if padding:
-        axes[0].add_patch(plt.Rectangle((padding - 0.5, padding - 0.5), 8, 8, fill=False,
-                                        edgecolor="tab:orange", linewidth=1.5))
+    _update(parts, 0, padded, f"digit {label}, padding {padding}: {padded.shape[0]}×{padded.shape[1]}")
+    parts["frame"].set_xy((padding - 0.5, padding - 0.5))
+    parts["frame"].set_visible(bool(padding))
     limit = max(np.abs(K).max(), 1e-12)
-    _show(axes[1], K, f"kernel ({kernel})", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    for (i, j), value in np.ndenumerate(K):
-        axes[1].text(j, i, f"{value:.2g}", ha="center", va="center", fontsize=8,
-                     color="white" if abs(value) > 0.6 * limit else "black")
+    _update(parts, 1, K, f"kernel ({kernel})", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    for text, value in zip(parts["texts"], K.ravel()):
+        text.set_text(f"{value:.2g}")
+        text.set_color("white" if abs(value) > 0.6 * limit else "black")
     limit = max(np.abs(out).max(), 1e-12)
-    _show(axes[2], out, f"output, stride {stride}: {out.shape[0]}×{out.shape[1]}",
-          cmap="RdBu_r", vmin=-limit, vmax=limit)
-    fig.tight_layout()
+    _update(parts, 2, out, f"output, stride {stride}: {out.shape[0]}×{out.shape[1]}",
+            cmap="RdBu_r", vmin=-limit, vmax=limit)
 
     agree = "agrees with" if tuple(out.shape) == predicted else "DISAGREES with"
     text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, stride {stride} → output shape "
@@ -217,7 +254,7 @@ def kernel_explorer(conv2d, conv_output_size):
                                              description=f"custom {name[1]},{name[2]}", **slider)
     controls["digit"] = widgets.IntSlider(0, min=0, max=449, description="digit #",
                                           continuous_update=False)
-    return Explorer(render_kernel, controls,
+    return Explorer(functools.partial(render_kernel, cache=RenderCache()), controls,
                     needs={"conv2d": conv2d, "conv_output_size": conv_output_size},
                     height="300px", title="A 3×3 kernel on a digit (pick 'custom' to use the sliders)")
 
@@ -232,9 +269,10 @@ def _canvas(digit: int, size: int = 16) -> tuple[np.ndarray, int]:
     return canvas, label
 
 
-def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d):
+def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d, cache=None):
     """conv(shift(x)) against shift(conv(x)) for a circular shift of a digit on a 16×16 canvas."""
-    x, label = _canvas(digit)
+    from .explorer import cached
+    x, label = cached(cache, ("canvas", int(digit)), lambda: _canvas(digit))
     K = KERNELS[kernel][None, None]
     dx, dy = int(dx), int(dy)
 
@@ -245,17 +283,18 @@ def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d):
         return np.roll(image, (dy, dx), axis=(0, 1))
 
     a = conv(shift(x))
-    b = shift(conv(x))
+    b = shift(cached(cache, ("conv", int(digit), kernel, conv2d), lambda: conv(x)))
     diff = np.abs(a - b)
     gap = float(diff.max())
 
-    fig, axes = plt.subplots(1, 4, figsize=(8.4, 2.4))
+    parts = cached(cache, "shift figure",
+                   lambda: _panels(4, (8.4, 2.4), dict(left=0.01, right=0.99, bottom=0.03, top=0.87, wspace=0.1)))
+    fig = parts["fig"]
     limit = max(np.abs(b).max(), 1e-12)
-    _show(axes[0], shift(x), f"shift(x), ({dx}, {dy})", vmin=0, vmax=1)
-    _show(axes[1], a, "conv(shift(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    _show(axes[2], b, "shift(conv(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    _show(axes[3], diff, f"|difference|, max {gap:.2g}", cmap="magma", vmin=0, vmax=limit)
-    fig.tight_layout()
+    _update(parts, 0, shift(x), f"shift(x), ({dx}, {dy})")
+    _update(parts, 1, a, "conv(shift(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    _update(parts, 2, b, "shift(conv(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    _update(parts, 3, diff, f"|difference|, max {gap:.2g}", cmap="magma", vmin=0, vmax=limit)
     verdict = ("equal: the shift commutes with the convolution" if gap < 1e-9 else
                "not equal: the digit wrapped across the border, where zero padding is not circular")
     text = (f"shift (dx, dy) = ({dx}, {dy}), kernel {kernel}: "
@@ -271,7 +310,8 @@ def shift_explorer(conv2d):
         "kernel": widgets.Dropdown(options=list(KERNELS), value="vertical edge", description="kernel"),
         "digit": widgets.IntSlider(0, min=0, max=449, description="digit #", continuous_update=False),
     }
-    return Explorer(render_shift, controls, needs={"conv2d": conv2d}, height="270px",
+    return Explorer(functools.partial(render_shift, cache=RenderCache()), controls, needs={"conv2d": conv2d},
+                    height="270px",
                     title="Shift-equivariance: convolving then shifting = shifting then convolving")
 
 
@@ -284,9 +324,28 @@ def _first_conv(model):
     raise ValueError("the model has no nn.Conv2d layer")
 
 
-def render_feature_maps(digit=0, filter=0, *, build_digits_cnn):
+def _feature_figure():
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(9.0, 2.4))
+    axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.4]})
+    images = []
+    for ax in axes[:3]:
+        images.append(ax.imshow(np.zeros((2, 2)), cmap="gray", vmin=0, vmax=1, interpolation="nearest"))
+        ax.set_xticks([])
+        ax.set_yticks([])
+    bars = axes[3].bar(range(10), np.zeros(10), color="tab:blue")
+    axes[3].set_xticks(range(10))
+    axes[3].set_ylim(0, 1)
+    axes[3].set_title("softmax of the logits", fontsize=9)
+    axes[3].tick_params(labelsize=8)
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.12, top=0.87, wspace=0.15)
+    return {"fig": fig, "axes": list(axes[:3]), "images": images, "bars": list(bars)}
+
+
+def render_feature_maps(digit=0, filter=0, *, build_digits_cnn, cache=None):
     """The trained network's first-layer filter ``filter`` and its feature map on a test digit."""
     import torch
+    from .explorer import cached
 
     model, accuracy = trained_digits_cnn(build_digits_cnn)
     conv = _first_conv(model)
@@ -305,19 +364,16 @@ def render_feature_maps(digit=0, filter=0, *, build_digits_cnn):
     kernel = weights[0] if weights.shape[0] == 1 else weights.mean(axis=0)
     feature = maps[k]
 
-    fig, axes = plt.subplots(1, 4, figsize=(9.0, 2.4), gridspec_kw={"width_ratios": [1, 1, 1, 1.4]})
-    _show(axes[0], image, f"test digit #{int(digit)} (label {label})", vmin=0, vmax=1)
+    parts = cached(cache, "feature figure", _feature_figure)
+    fig = parts["fig"]
+    _update(parts, 0, image, f"test digit #{int(digit)} (label {label})")
     limit = max(np.abs(kernel).max(), 1e-12)
-    _show(axes[1], kernel, f"filter {k} of {maps.shape[0]}", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    _update(parts, 1, kernel, f"filter {k} of {maps.shape[0]}", cmap="RdBu_r", vmin=-limit, vmax=limit)
     limit = max(np.abs(feature).max(), 1e-12)
-    _show(axes[2], feature, f"feature map {k} (before ReLU)", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    axes[3].bar(range(10), probabilities, color=["tab:orange" if c == label else "tab:blue"
-                                                 for c in range(10)])
-    axes[3].set_xticks(range(10))
-    axes[3].set_ylim(0, 1)
-    axes[3].set_title("softmax of the logits", fontsize=9)
-    axes[3].tick_params(labelsize=8)
-    fig.tight_layout()
+    _update(parts, 2, feature, f"feature map {k} (before ReLU)", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    for c, bar in enumerate(parts["bars"]):
+        bar.set_height(float(probabilities[c]))
+        bar.set_color("tab:orange" if c == label else "tab:blue")
     predicted = int(probabilities.argmax())
     text = (f"digit #{int(digit)}: label {label}, predicted {predicted} (p = {probabilities[predicted]:.3f}); "
             f"filter {k}: weights in [{kernel.min():.3g}, {kernel.max():.3g}], "
@@ -337,7 +393,8 @@ def feature_map_explorer(build_digits_cnn):
         "filter": widgets.IntSlider(0, min=0, max=filters - 1, description="filter",
                                     continuous_update=False),
     }
-    return Explorer(render_feature_maps, controls, needs={"build_digits_cnn": build_digits_cnn},
+    return Explorer(functools.partial(render_feature_maps, cache=RenderCache()), controls,
+                    needs={"build_digits_cnn": build_digits_cnn},
                     height="270px", title="What the first convolution of the trained network sees")
 
 
@@ -353,14 +410,12 @@ def _pipeline(image, conv_stride, pool, *, conv2d, max_pool2d, avg_pool2d):
 
 
 def _best_output_shift(a, b):
-    """min over integer shifts (u, v) of the output grid of max |a - roll(b, (u, v))|, and the best (u, v)."""
-    best, where = np.inf, (0, 0)
-    for u in range(-a.shape[0] // 2, a.shape[0] // 2 + 1):
-        for v in range(-a.shape[1] // 2, a.shape[1] // 2 + 1):
-            gap = float(np.abs(a - np.roll(b, (u, v), axis=(0, 1))).max())
-            if gap < best - 1e-12:
-                best, where = gap, (u, v)
-    return best, where
+    """min over horizontal shifts v of the output grid of max |a - roll(b, v)| (the input moves
+    horizontally), and the best (0, v)."""
+    rolled = np.stack([np.roll(b, v, axis=1) for v in range(a.shape[1])])
+    gaps = np.abs(rolled - a).max(axis=(1, 2))
+    v = int(np.argmin(gaps))
+    return float(gaps[v]), (0, v if v <= a.shape[1] // 2 else v - a.shape[1])
 
 
 def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, conv2d, max_pool2d, avg_pool2d,
@@ -378,13 +433,14 @@ def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, co
     gap, (u, v) = _best_output_shift(fm, fx)
     scale = max(float(np.abs(fx).max()), 1e-12)
 
-    fig, axes = plt.subplots(1, 4, figsize=(8.4, 2.3))
-    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.86, wspace=0.08)  # tight_layout is slow
-    _show(axes[0], moved, f"x moved {int(shift)} px right", vmin=0, vmax=1)
-    _show(axes[1], fx, f"f(x) {fx.shape[0]}×{fx.shape[1]}", cmap="RdBu_r", vmin=-scale, vmax=scale)
-    _show(axes[2], fm, "f(moved x)", cmap="RdBu_r", vmin=-scale, vmax=scale)
+    parts = cached(cache, "pooling figure",
+                   lambda: _panels(4, (8.4, 2.3), dict(left=0.01, right=0.99, bottom=0.02, top=0.86, wspace=0.08)))
+    fig = parts["fig"]
+    _update(parts, 0, moved, f"x moved {int(shift)} px right")
+    _update(parts, 1, fx, f"f(x) {fx.shape[0]}×{fx.shape[1]}", cmap="RdBu_r", vmin=-scale, vmax=scale)
+    _update(parts, 2, fm, "f(moved x)", cmap="RdBu_r", vmin=-scale, vmax=scale)
     best = np.roll(fx, (u, v), axis=(0, 1))
-    _show(axes[3], np.abs(fm - best), f"|f(moved x) − best shift of f(x)|", cmap="magma", vmin=0, vmax=scale)
+    _update(parts, 3, np.abs(fm - best), "|f(moved x) − best shift of f(x)|", cmap="magma", vmin=0, vmax=scale)
     if gap <= 1e-9 * scale:
         verdict = (f"equivariant: f(moved x) is f(x) moved by {v} output pixel(s)"
                    if int(shift) else "no shift: identical")
