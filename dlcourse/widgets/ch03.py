@@ -278,6 +278,24 @@ def _mode_cost_point(m, jvp, Value):
     return m * per_pass, rev_ops, fwd_ms, 1e3 * best, diff
 
 
+def _mode_cost_figure():
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(9, 3.0))  # outside pyplot's registry: built once per explorer, updated in place
+    ax1, ax2 = fig.subplots(1, 2)
+    fig.subplots_adjust(left=0.08, right=0.985, bottom=0.16, top=0.88, wspace=0.3)  # tight_layout is slow
+    parts = {"fig": fig, "ax1": ax1, "ax2": ax2}
+    parts["fwd_ops"], = ax1.loglog([1], [1], "o-", color="C3", label="forward mode: n passes")
+    parts["rev_ops"], = ax1.loglog([1], [1], "s-", color="C0", label="reverse mode: 1 + 1 passes")
+    ax1.set_xlabel("n (inputs)"), ax1.set_ylabel("elementary operations")
+    ax1.legend(fontsize=8, loc="upper left"), ax1.grid(alpha=0.3, which="both")
+    parts["fwd_ms"], = ax2.loglog([1], [1], "o-", color="C3", label="your jvp, n calls")
+    parts["rev_ms"], = ax2.loglog([1], [1], "s-", color="C0", label="your Value.backward()")
+    ax2.set_xlabel("n (inputs)"), ax2.set_ylabel("time (ms)")
+    ax2.legend(fontsize=8, loc="upper left"), ax2.grid(alpha=0.3, which="both")
+    fig.suptitle("cost of the full gradient of f(x) = Σ exp(0.1 x_i x_(i+1)) x_i", fontsize=9)
+    return parts
+
+
 def render_mode_cost(n=16, *, jvp, Value, cache=None):
     """Full gradient of cost_function at a fixed point by n jvp calls and by one Value backward pass,
     for n and the powers of two below it. With a ``RenderCache`` each size is measured once (per
@@ -289,17 +307,14 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
     fwd_ops, rev_ops, fwd_ms, rev_ms, diffs = (list(column) for column in zip(*points))
     diff = diffs[-1]
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.0))
-    fig.subplots_adjust(left=0.08, right=0.985, bottom=0.16, top=0.88, wspace=0.3)  # tight_layout is slow
-    ax1.loglog(sizes, fwd_ops, "o-", color="C3", label="forward mode: n passes")
-    ax1.loglog(sizes, rev_ops, "s-", color="C0", label="reverse mode: 1 + 1 passes")
-    ax1.set_xlabel("n (inputs)"), ax1.set_ylabel("elementary operations")
-    ax1.legend(fontsize=8), ax1.grid(alpha=0.3, which="both")
-    ax2.loglog(sizes, fwd_ms, "o-", color="C3", label="your jvp, n calls")
-    ax2.loglog(sizes, rev_ms, "s-", color="C0", label="your Value.backward()")
-    ax2.set_xlabel("n (inputs)"), ax2.set_ylabel("time (ms)")
-    ax2.legend(fontsize=8), ax2.grid(alpha=0.3, which="both")
-    fig.suptitle("cost of the full gradient of f(x) = Σ exp(0.1 x_i x_(i+1)) x_i", fontsize=9)
+    parts = cached(cache, "mode cost figure", _mode_cost_figure)
+    fig = parts["fig"]
+    for key, ys in (("fwd_ops", fwd_ops), ("rev_ops", rev_ops), ("fwd_ms", fwd_ms), ("rev_ms", rev_ms)):
+        parts[key].set_data(sizes, ys)
+    for ax, a, b in ((parts["ax1"], fwd_ops, rev_ops), (parts["ax2"], fwd_ms, rev_ms)):
+        ys = [max(y, 1e-3) for y in a + b]
+        ax.set_xlim(0.8, max(sizes) * 1.25 + 0.5)
+        ax.set_ylim(min(ys) / 1.5, max(ys) * 1.5)
     text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, {fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
             f"reverse mode 2 passes (1 forward + 1 backward), {rev_ops[-1]} operations, {rev_ms[-1]:.1f} ms; "
             f"operation ratio {fwd_ops[-1] / rev_ops[-1]:.1f}; max |forward − reverse gradient| = {diff:.1e}")
