@@ -251,7 +251,22 @@ def nadaraya_watson_explorer(nadaraya_watson):
 
 # ------------------------------------------------------------- attention maps of a trained model
 
-def render_transformer_attention(layer, head, example, record, scaled_dot_product_attention):
+def _transformer_attention_figure(T):
+    from matplotlib.figure import Figure
+    fig = Figure(figsize=(4.6, 3.9), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+    ax = fig.add_subplot()
+    image = ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1)
+    ax.set_xticks(range(T), [""] * T, fontsize=7)
+    ax.set_yticks(range(T), [""] * T, fontsize=7)
+    ax.set_xlabel("key: input digit (position)", fontsize=8)
+    ax.set_ylabel("query: (position) predicted digit", fontsize=8)
+    title = ax.set_title("", fontsize=9)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
+    fig.subplots_adjust(left=0.15, right=0.95, bottom=0.14, top=0.9)
+    return {"fig": fig, "ax": ax, "image": image, "title": title}
+
+
+def render_transformer_attention(layer, head, example, record, scaled_dot_product_attention, cache=None):
     """``record``: dict with "tokens", "predictions", "targets" (n, T) and per-layer lists
     "Q", "K", "V" of arrays (n, heads, T, d_h) and "weights" (n, heads, T, T) from torch."""
     Q = record["Q"][layer][example, head]
@@ -268,15 +283,12 @@ def render_transformer_attention(layer, head, example, record, scaled_dot_produc
     mirror = float(weights[np.arange(T), T - 1 - np.arange(T)].mean())
     correct = int((predicted == target).sum())
 
-    fig, ax = plt.subplots(figsize=(4.6, 3.9))
-    im = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1)
-    ax.set_xticks(range(T), [f"{t}\n({j})" for j, t in enumerate(tokens)], fontsize=7)
-    ax.set_yticks(range(T), [f"({i}) {p}" for i, p in enumerate(predicted)], fontsize=7)
-    ax.set_xlabel("key: input digit (position)", fontsize=8)
-    ax.set_ylabel("query: (position) predicted digit", fontsize=8)
-    ax.set_title(f"layer {layer + 1}, head {head + 1}", fontsize=9)
-    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
-    fig.subplots_adjust(left=0.15, right=0.95, bottom=0.14, top=0.9)
+    parts = cached(cache, ("figure", T), lambda: _transformer_attention_figure(T))
+    parts["image"].set_data(weights)
+    parts["ax"].set_xticklabels([f"{t}\n({j})" for j, t in enumerate(tokens)])
+    parts["ax"].set_yticklabels([f"({i}) {p}" for i, p in enumerate(predicted)])
+    parts["title"].set_text(f"layer {layer + 1}, head {head + 1}")
+    fig = parts["fig"]
     readout = (f"layer {layer + 1}, head {head + 1}, example {example}: input {' '.join(map(str, tokens))} → "
                f"predicted {' '.join(map(str, predicted))} ({correct}/{T} right); mean weight on the "
                f"mirrored position {T - 1} − i: {mirror:.2f}; your weights differ from torch's by at most "
@@ -296,7 +308,7 @@ def transformer_attention_explorer(record, scaled_dot_product_attention):
         "example": widgets.IntSlider(value=0, min=0, max=n_examples - 1, description="example",
                                      continuous_update=False),
     }
-    render = functools.partial(render_transformer_attention, record=record)
+    render = functools.partial(render_transformer_attention, record=record, cache=RenderCache())
     return Explorer(render, controls,
                     needs={"scaled_dot_product_attention": scaled_dot_product_attention},
                     height="420px", title="Attention maps of the trained transformer")
