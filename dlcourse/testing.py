@@ -202,7 +202,11 @@ class Watch:
         import threading
         self._old = (self._getprofile(), self._gettrace())
         self._starts = _THREAD_STARTS[0]
-        self.threads = threading.active_count() > 1
+        # In the sandbox (thread starts counted) the student's code must be alone; in a student's
+        # kernel the kernel's own threads (heartbeat, IOPub, control) are always there: only
+        # threads that appear during the call count.
+        self._before = {t.ident for t in threading.enumerate()}
+        self.threads = _THREAD_COUNTING[0] and threading.active_count() > 1
         if self.torch_calls:
             threading.setprofile(self._profile)  # threads started inside are watched too
             self._setprofile(self._profile)
@@ -222,7 +226,9 @@ class Watch:
         self._setprofile(self._old[0])
         threading.setprofile(None)
         threading.settrace(None)
-        self.threads = self.threads or _THREAD_STARTS[0] != self._starts or threading.active_count() > 1
+        alive = {t.ident for t in threading.enumerate()}
+        beside = threading.active_count() > 1 if _THREAD_COUNTING[0] else bool(alive - self._before)
+        self.threads = self.threads or _THREAD_STARTS[0] != self._starts or beside
         return False
 
     def observations(self) -> dict:
@@ -231,6 +237,7 @@ class Watch:
 
 
 _THREAD_STARTS = [0]  # threads started since count_thread_starts(), by any means of the threading modules
+_THREAD_COUNTING = [False]  # set by count_thread_starts() (the sandbox), never in a student's kernel
 
 
 def count_thread_starts() -> None:
@@ -243,6 +250,7 @@ def count_thread_starts() -> None:
         _THREAD_STARTS[0] += 1
         return start(*args, **kwargs)
     _thread.start_new_thread = _thread.start_new = threading._start_new_thread = counted
+    _THREAD_COUNTING[0] = True
 
 
 def judge(monitors, observations: dict) -> str | None:
