@@ -277,9 +277,13 @@ def measure_chapter(page, moves: int, all_controls: bool = True, first: bool = T
     roots = page.locator(EXPLORERS)
     names = [n.strip() for n in roots.evaluate_all(
         "rs => rs.map(r => { const b = r.querySelector(':scope > .widget-html b'); return b ? b.textContent : ''; })")]
+    cells = roots.evaluate_all("""rs => {
+        const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]
+            .filter(c => c.querySelector('.jupyter-widgets.explorer'));
+        return rs.map(r => cells.indexOf(r.closest('.jp-CodeCell'))); }""")
     widgets = []
     for i in range(roots.count()):
-        entry = {"widget": i, "title": names[i] if i < len(names) else ""}
+        entry = {"widget": i, "title": names[i] if i < len(names) else "", "cell": cells[i] if i < len(cells) else None}
         entry.update(measure_widget(page, roots.nth(i), moves, all_controls))
         widgets.append(entry)
     return {"widgets": widgets, "first_display": first_displays(page) if first else []}
@@ -318,18 +322,44 @@ def print_report(runs: list[dict]) -> None:
             firsts = {f["cell"]: f["ms"] for f in result.get("first_display", [])}
             for w in result.get("widgets", []):
                 rows.append([run["cpus"], chapter, w["widget"], w["title"][:38], w["moves"],
-                             w["median_ms"], w["worst_ms"], firsts.get(w["widget"], "-")])
+                             w["median_ms"], w["worst_ms"], firsts.get(w.get("cell", w["widget"]), "-")])
             if result.get("error"):
                 rows.append([run["cpus"], chapter, "-", result["error"][:60], "-", "-", "-", "-"])
     print("\nEnd-to-end widget latency in JupyterLab + Chromium: control moved -> new picture painted (ms)")
     print(table(rows, ["cpus", "chapter", "#", "widget", "moves", "median", "worst", "first"]))
     print(f"  budgets: median <= {BUDGET_MEDIAN_MS[2]:.0f} ms and worst <= {BUDGET_WORST_MS[2]:.0f} ms on 2 cores, "
           f"median <= {BUDGET_MEDIAN_MS[1]:.0f} ms on 1 CPU, first display <= {BUDGET_FIRST_MS:.0f} ms\n"
-          "  (first: the widget cell run again, key press to picture; widget # = cell # when each cell has one)")
+          "  (first: the widget's cell run again, from the key press to its picture painted)")
     flags = [f for run in runs for f in run["flags"]]
     print("\nFlags:" if flags else "\nNo budget exceeded.")
     for f in flags:
         print(f"  {f}")
+
+
+def markdown(data: dict) -> str:
+    """The results as a Markdown table (for the README): one row per widget, every run side by side."""
+    runs = data["runs"]
+    head = ["chapter", "widget"]
+    for r in runs:
+        head += [f"{r['cpus']} CPU median / worst ms", f"{r['cpus']} CPU first ms"]
+    rows = {}
+    for r in runs:
+        for chapter, result in r["chapters"].items():
+            firsts = {f["cell"]: f["ms"] for f in result.get("first_display", [])}
+            for w in result.get("widgets", []):
+                row = rows.setdefault((chapter, w["widget"]), {"title": w["title"]})
+                row[r["cpus"]] = (w["median_ms"], w["worst_ms"], firsts.get(w.get("cell", w["widget"])))
+
+    def ms(v):
+        return "-" if v is None else f"{v:.0f}"
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for (chapter, _), row in rows.items():
+        cells = [chapter.split("_")[0], row["title"][:48] or "-"]
+        for r in runs:
+            median_ms, worst_ms, first_ms = row.get(r["cpus"], (None, None, None))
+            cells += [f"{ms(median_ms)} / {ms(worst_ms)}", ms(first_ms)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def run(cpus: int, chapters: list[str], moves: int, all_controls: bool) -> dict:
@@ -383,7 +413,14 @@ def main(argv=None) -> int:
     parser.add_argument("--moves", type=int, default=3, help="moves per control (default 3)")
     parser.add_argument("--first-control", action="store_true", help="move only the first control of each widget")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a budget is missed")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print the last results (benchmarks/results/widget_latency.json) as a Markdown table")
     args = parser.parse_args(argv)
+    if args.markdown:
+        import json
+        from .common import RESULTS
+        print(markdown(json.loads((RESULTS / "widget_latency.json").read_text())))
+        return 0
 
     setup_process_env()
     sys.path.insert(0, str(ROOT))
