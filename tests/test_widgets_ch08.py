@@ -3,6 +3,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from autograder.reference import load  # noqa: E402
@@ -117,3 +118,41 @@ def test_activation_stats_scheme_change_is_served_from_cache(ref):
     _, text = ch08.render_activation_stats("he", "relu", 20, activation_stds=halved,
                                            cache=ex.render_function.keywords["cache"])
     assert len(halved.calls) == 3 and text != first
+
+
+RECIPE = ("init_weights", "dropout", "batchnorm_forward", "batchnorm_backward", "sgd_momentum_step", "cross_entropy")
+
+
+def test_recipe_explorer(ref):
+    ex = ch08.recipe_explorer(**{name: getattr(ref, name) for name in RECIPE})
+    first = ex.readout.value
+    assert first.startswith("xavier: final validation loss")
+    bare = float(first.split("<b>")[1].split("</b>")[0])
+    ex.controls["init"].value = "he"
+    for switch in ("batch_norm", "use_dropout", "weight_decay", "label_smoothing"):
+        before = ex.readout.value
+        ex.controls[switch].value = True
+        assert ex.readout.value != before
+    text = ex.readout.value
+    assert text.startswith("he + dropout + batch norm + weight decay + label smoothing")
+    full = float(text.split("<b>")[1].split("</b>")[0])
+    assert full < 0.8 * bare  # the full recipe beats the bare one
+    assert f"(bare {bare:.3f})" in text
+    assert ex.last_figure is not None
+    # every combination was computed on the first render: switching is a redraw, served from the cache
+    cache = ex.render_function.keywords["cache"]
+    assert cache.misses == 1 and cache.hits >= 5
+
+
+@pytest.mark.parametrize("missing", RECIPE)
+def test_recipe_explorer_names_missing_function(ref, missing):
+    needs = {name: getattr(ref, name) for name in RECIPE}
+    needs[missing] = stub
+    ex = ch08.recipe_explorer(**needs, epochs=1, inits=("he",))
+    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+
+
+def test_recipe_gradient_check(ref):
+    pieces = [getattr(ref, name) for name in RECIPE]
+    out = ch08.train_digits_mlp(*pieces, *ch08.digits_split(), gradient_check=2, init="he", batch_norm=True)
+    np.testing.assert_allclose(out["analytic"], out["numeric"], rtol=1e-4, atol=1e-7)
