@@ -593,9 +593,11 @@ def digits_cnn_report(build_digits_cnn):
     torch.manual_seed(0)
     model = build_digits_cnn()
     with torch.no_grad():
-        shapes = [list(model(torch.rand(n, 1, 8, 8)).shape) for n in (1, 5)]
+        outputs = [model(torch.rand(n, 1, 8, 8)) for n in (1, 5)]
+        shapes = [list(out.shape) for out in outputs]
+        varies = bool(outputs[1].dim() == 2 and not torch.allclose(outputs[1][0], outputs[1][1:]))
     return {"shapes": shapes, "n_params": int(sum(p.numel() for p in model.parameters())),
-            "has_conv": any(isinstance(m, torch.nn.Conv2d) for m in model.modules())}
+            "has_conv": any(isinstance(m, torch.nn.Conv2d) for m in model.modules()), "varies": varies}
 
 
 def digits_cnn_logits(build_digits_cnn, X_train, y_train, X_test):

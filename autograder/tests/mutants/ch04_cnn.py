@@ -291,6 +291,11 @@ def conv2d(X, W, b=None, stride=1, padding=0):
 ''',
     },
     "conv2d_backward": {
+        "zeros_of_the_right_shapes": '''
+import numpy as np
+def conv2d_backward(X, W, dY):
+    return np.zeros(np.shape(X)), np.zeros(np.shape(W)), np.zeros(np.shape(W)[0])
+''',
         "dX_without_flip": '''
 import numpy as np
 def conv2d_backward(X, W, dY):
@@ -468,6 +473,19 @@ def avg_pool2d(X, kernel_size, stride=None):
 ''',
     },
     "build_digits_cnn": {
+        "constant_logits": '''
+import torch
+from torch import nn
+class Constant(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 1, 3)
+        self.bias = nn.Parameter(torch.zeros(10))
+    def forward(self, x):
+        return self.bias.expand(len(x), 10) + 0.0 * self.conv(x).sum()
+def build_digits_cnn():
+    return Constant()
+''',
         "mlp_without_convolution": '''
 import torch
 from torch import nn
