@@ -13,6 +13,7 @@ import nbformat
 
 from autograder.notebooks import chapters, grade_id, graded_names, read, role, source_path
 from autograder.submissions import filled, reference, untouched
+from autograder.tests import boundary_attacks
 
 # ------------------------------------------------------------------ tampering
 # Every attack starts from the untouched release: it must earn no more than it (0).
@@ -164,6 +165,7 @@ def attacks() -> dict[str, tuple[str, object]]:
         "fake_outputs": (pick(4), _edit_tests(pick(4), "fake_outputs")),
         "forged_graded_cell": (pick(5), _edit_tests(pick(5), "forged")),
         **{f"always_equal_results_{ch}": (ch, _always_equal(ch)) for ch in chs},
+        **boundary_attacks.attacks(),
     }
 
 
