@@ -37,12 +37,14 @@ def machine() -> dict:
             "when": datetime.datetime.now().isoformat(timespec="seconds")}
 
 
-def write_json(name: str, data: dict) -> Path:
+def write_json(name: str, data: dict, stamp: bool = True) -> Path:
+    """results/<name>.json, and a timestamped copy unless ``stamp`` is False (a partial result)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, indent=1, default=str))
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    (RESULTS / f"{name}-{stamp}.json").write_text(path.read_text())
+    if stamp:
+        when = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        (RESULTS / f"{name}-{when}.json").write_text(path.read_text())
     return path
 
 

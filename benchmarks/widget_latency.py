@@ -32,7 +32,7 @@ import statistics
 import sys
 import time
 
-from .common import ROOT, load_warning, machine, setup_process_env, table, write_json
+from .common import RESULTS, ROOT, load_warning, machine, setup_process_env, table, write_json
 
 BUDGET_MEDIAN_MS = {2: 100.0, 1: 200.0}
 BUDGET_WORST_MS = {2: 300.0}
@@ -362,7 +362,7 @@ def markdown(data: dict) -> str:
     return "\n".join(lines)
 
 
-def run(cpus: int, chapters: list[str], moves: int, all_controls: bool) -> dict:
+def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapter=None) -> dict:
     import tempfile
     from pathlib import Path
 
@@ -399,6 +399,13 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool) -> dict:
                     finally:
                         page.close()
                         lab.shutdown_kernels()
+                    for w in results[chapter].get("widgets", []):
+                        print(f"[latency]   {cpus} CPU(s) {chapter} widget {w['widget']} {w['title'][:40]!r}: "
+                              f"median {w['median_ms']} ms, worst {w['worst_ms']} ms", file=sys.stderr, flush=True)
+                    if results[chapter].get("error"):
+                        print(f"[latency]   {chapter}: {results[chapter]['error']}", file=sys.stderr, flush=True)
+                    if on_chapter is not None:
+                        on_chapter(cpus, results)
                 browser.close()
         finally:
             lab.stop()
@@ -413,13 +420,14 @@ def main(argv=None) -> int:
     parser.add_argument("--moves", type=int, default=3, help="moves per control (default 3)")
     parser.add_argument("--first-control", action="store_true", help="move only the first control of each widget")
     parser.add_argument("--strict", action="store_true", help="exit 1 when a budget is missed")
+    parser.add_argument("--output", default="widget_latency",
+                        help="results under benchmarks/results/<OUTPUT>.json (default widget_latency)")
     parser.add_argument("--markdown", action="store_true",
-                        help="print the last results (benchmarks/results/widget_latency.json) as a Markdown table")
+                        help="print the last results (benchmarks/results/<OUTPUT>.json) as a Markdown table")
     args = parser.parse_args(argv)
     if args.markdown:
         import json
-        from .common import RESULTS
-        print(markdown(json.loads((RESULTS / "widget_latency.json").read_text())))
+        print(markdown(json.loads((RESULTS / f"{args.output}.json").read_text())))
         return 0
 
     setup_process_env()
@@ -440,16 +448,26 @@ def main(argv=None) -> int:
 
     start_machine = machine()
     started = time.monotonic()
-    runs = [run(int(c), selected, args.moves, not args.first_control) for c in args.cpus.split(",") if c.strip()]
+    runs: list[dict] = []
+
+    def save(cpus=None, partial=None):  # after every chapter: an interrupted run keeps what it measured
+        current = runs + ([{"cpus": cpus, "chapters": partial, "flags": [], "partial": True}] if partial else [])
+        write_json(args.output, {
+            "machine": machine(), "machine_at_start": start_machine, "seconds": round(time.monotonic() - started, 1),
+            "budgets": {"median_ms": BUDGET_MEDIAN_MS, "worst_ms": BUDGET_WORST_MS,
+                        "first_display_ms": BUDGET_FIRST_MS},
+            "moves_per_control": args.moves, "controls": "first" if args.first_control else "all", "runs": current},
+            stamp=partial is None)
+
+    for c in args.cpus.split(","):
+        if c.strip():
+            runs.append(run(int(c), selected, args.moves, not args.first_control, on_chapter=save))
     print_report(runs)
     warning = load_warning()
     if warning:
         print(warning)
-    path = write_json("widget_latency", {
-        "machine": machine(), "machine_at_start": start_machine, "seconds": round(time.monotonic() - started, 1),
-        "budgets": {"median_ms": BUDGET_MEDIAN_MS, "worst_ms": BUDGET_WORST_MS, "first_display_ms": BUDGET_FIRST_MS},
-        "runs": runs})
-    print(f"\nresults: {path.relative_to(ROOT)}")
+    save()
+    print(f"\nresults: benchmarks/results/{args.output}.json")
     return 1 if args.strict and any(run["flags"] for run in runs) else 0
 
 
