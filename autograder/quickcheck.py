@@ -34,6 +34,17 @@ def mutants(chapter: str) -> dict[str, dict[str, str]]:
     return module.MUTANTS
 
 
+def integration_mutants(chapter: str) -> dict[str, list[tuple[str, str]]]:
+    """Integration test cell -> the (function, mistake)s of MUTANTS that must also fail it.
+
+    A mutants module lists them as ``INTEGRATION = {"test_integration_x": ["function/mistake", ...]}``:
+    a subtly wrong piece must make the end-to-end check fail, not only its own test cell.
+    """
+    module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
+    return {cell: [tuple(entry.split("/", 1)) for entry in entries]
+            for cell, entries in getattr(module, "INTEGRATION", {}).items()}
+
+
 def main(chapter: str) -> int:
     tests = {grade_id(c): c.source for c in Chapter.load(chapter).cells("tests")}
     failures = 0
@@ -67,6 +78,21 @@ def main(chapter: str) -> int:
                 continue
             reason = run_test_cell(ns, tests[f"test_{function}"])
             print(f"mutant     {function + '/' + name:40s} {'caught: ' + reason[:90] if reason else 'NOT CAUGHT'}")
+            failures += reason is None
+    for cell, entries in integration_mutants(chapter).items():
+        if cell not in tests:
+            print(f"integration no test cell {cell}")
+            failures += 1
+            continue
+        for function, name in entries:
+            code = mutants(chapter).get(function, {}).get(name)
+            if code is None:
+                print(f"integration {cell}: no mutant {function}/{name}")
+                failures += 1
+                continue
+            reason = run_test_cell(namespace(chapter, {function: code}), tests[cell])
+            print(f"integration {cell} with {function + '/' + name:30s} "
+                  f"{'caught: ' + reason[:80] if reason else 'NOT CAUGHT'}")
             failures += reason is None
     print("OK" if not failures else f"{failures} problem(s)")
     return 1 if failures else 0

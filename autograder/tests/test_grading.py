@@ -146,19 +146,20 @@ def test_untouched_release_earns_nothing(graded):
 
 
 def test_every_plausible_mistake_loses_points(graded):
+    """Each mistake loses points in its function's test cell, and in the integration checks that list it."""
     escaped = []
     for student, mistakes in graded.labels.items():
         chapter = next(ch for (st, ch) in graded.totals if st == student)
-        for function, mistake in mistakes:
-            score, maximum = graded.cells[(student, chapter, f"test_{function}")]
+        for function, mistake, cell in mistakes:
+            score, maximum = graded.cells[(student, chapter, cell)]
             if score >= maximum:
-                escaped.append(f"{chapter}/{function}/{mistake}")
+                escaped.append(f"{chapter}/{function}/{mistake} in {cell}")
     assert not escaped, f"mistakes that earn full marks: {escaped}"
-    per_function = defaultdict(int)
+    per_function = defaultdict(set)
     for mistakes in graded.labels.values():
-        for function, _ in mistakes:
-            per_function[function] += 1
-    assert per_function and min(per_function.values()) >= 3
+        for function, mistake, _ in mistakes:
+            per_function[function].add(mistake)
+    assert per_function and min(len(m) for m in per_function.values()) >= 3
 
 
 def test_attacks_earn_no_more_than_the_untouched_release(graded):

@@ -6,7 +6,7 @@ them, one at a time, in the student's setting (public and hidden checks in one p
 import pytest
 
 from autograder.notebooks import Chapter, chapters, grade_id
-from autograder.quickcheck import mutants, run_test_cell
+from autograder.quickcheck import integration_mutants, mutants, run_test_cell
 from autograder.reference import namespace
 
 CASES = [(chapter, function, mistake) for chapter in chapters()
@@ -27,6 +27,19 @@ def test_mistake_fails_its_test_cell(chapter, function, mistake, test_sources):
         return
     assert run_test_cell(ns, test_sources[chapter][f"test_{function}"]) is not None, \
         f"{chapter}: the mistake {mistake!r} in {function} passes every check"
+
+
+INTEGRATION = [(chapter, cell, function, mistake) for chapter in chapters()
+               for cell, entries in integration_mutants(chapter).items() for function, mistake in entries]
+
+
+@pytest.mark.parametrize("chapter, cell, function, mistake", INTEGRATION,
+                         ids=[f"{c[:4]}-{cell}-{f}-{m}" for c, cell, f, m in INTEGRATION])
+def test_a_wrong_piece_fails_the_integration_check(chapter, cell, function, mistake, test_sources):
+    """An integration check passes for the reference and fails when one piece it uses is subtly wrong."""
+    ns = namespace(chapter, {function: mutants(chapter)[function][mistake]})
+    assert run_test_cell(ns, test_sources[chapter][cell]) is not None, \
+        f"{chapter}: {cell} passes with the mistake {mistake!r} in {function}"
 
 
 @pytest.mark.parametrize("chapter", chapters())

@@ -301,3 +301,9 @@ def modern_hopfield_update(X, xi, beta):
 ''',
     },
 }
+
+# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell.
+INTEGRATION = {
+    "test_integration_digits": ["hebbian_weights/keeps_diagonal", "hebbian_weights/divides_by_s",
+                                "hebbian_weights/pattern_gram_matrix"],
+}

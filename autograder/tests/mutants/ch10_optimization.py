@@ -433,3 +433,10 @@ def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
 ''',
     },
 }
+
+# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell.
+INTEGRATION = {
+    "test_integration_heavy_ball": ["gradient_descent/one_step_short", "gradient_descent/gradient_at_theta0_only",
+                                    "heavy_ball/previous_starts_at_zero", "heavy_ball/momentum_scaled_by_lr",
+                                    "heavy_ball/gradient_at_look_ahead", "polyak_parameters/no_square_roots"],
+}
