@@ -396,6 +396,38 @@ def recipe_runs(pieces, *, epochs=20, inits=RECIPE_INITS, data=None):
     return runs
 
 
+def _recipe_figure(epochs, n_layers):
+    """The recipe explorer's figure, built once per explorer and updated in place."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9.6, 3.0))  # outside pyplot's registry
+    a1, a2, a3 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.4, 1, 1]})
+    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.35)  # tight_layout is slow
+    parts = {"fig": fig, "a1": a1, "a2": a2, "a3": a3}
+    ep = np.arange(1, epochs + 1)
+    ones = np.ones(epochs)
+    parts["bare_val"], = a1.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation")
+    parts["bare_train"], = a1.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training")
+    parts["val"], = a1.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation")
+    parts["train"], = a1.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training")
+    a1.set_yscale("log")
+    a1.set_xlim(0.5, epochs + 0.5)
+    a1.set_xlabel("epoch")
+    a1.set_title("cross-entropy", fontsize=9)
+    a1.legend(fontsize=7, loc="lower left")
+    layers = np.arange(1, n_layers + 1)
+    for ax, stat, title in ((a2, "act_std", "activation std per layer"), (a3, "grad_std", "weight-gradient std")):
+        first = ax.bar(layers - 0.2, np.ones(n_layers), width=0.4, color="tab:gray", label="first step")
+        last = ax.bar(layers + 0.2, np.ones(n_layers), width=0.4, color="tab:green", label="last step")
+        parts[stat] = (first, last)
+        ax.set_xticks(layers)
+        ax.set_xlabel("hidden layer")
+        ax.set_title(title, fontsize=9)
+    a3.set_yscale("log")
+    a2.legend(fontsize=7)
+    return parts
+
+
 def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, *, init_weights, dropout,
                   batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy, epochs=20,
                   inits=RECIPE_INITS, cache=None):
@@ -411,26 +443,24 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
     config = {"init": init, "use_dropout": use_dropout, "batch_norm": batch_norm, "weight_decay": weight_decay,
               "label_smoothing": label_smoothing}
     run, bare = runs[_config_key(config)], runs[_config_key(BARE)]
-    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(9.6, 3.0), gridspec_kw={"width_ratios": [1.4, 1, 1]})
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.35)  # tight_layout is slow
+    parts = cached(cache, ("recipe figure", len(run["val_loss"]), len(run["act_std"][0])),
+                   lambda: _recipe_figure(len(run["val_loss"]), len(run["act_std"][0])))
+    fig = parts["fig"]
     ep = np.arange(1, len(run["val_loss"]) + 1)
-    a1.plot(ep, bare["val_loss"], color="0.6", lw=1.2, label="bare: validation")
-    a1.plot(ep, bare["train_loss"], color="0.6", lw=1.0, ls="--", label="bare: training")
-    a1.plot(ep, run["val_loss"], color="tab:red", lw=1.8, label="this recipe: validation")
-    a1.plot(ep, run["train_loss"], color="tab:blue", lw=1.4, ls="--", label="this recipe: training")
-    a1.set_yscale("log")
-    a1.set_xlabel("epoch")
-    a1.set_title("cross-entropy", fontsize=9)
-    a1.legend(fontsize=7, loc="lower left")
-    layers = np.arange(1, len(run["act_std"][0]) + 1)
-    for ax, stat, title in ((a2, "act_std", "activation std per layer"), (a3, "grad_std", "weight-gradient std")):
-        ax.bar(layers - 0.2, run[stat][0], width=0.4, color="tab:gray", label="first step")
-        ax.bar(layers + 0.2, run[stat][1], width=0.4, color="tab:green", label="last step")
-        ax.set_xticks(layers)
-        ax.set_xlabel("hidden layer")
-        ax.set_title(title, fontsize=9)
-    a3.set_yscale("log")
-    a2.legend(fontsize=7)
+    for key, ys in (("bare_val", bare["val_loss"]), ("bare_train", bare["train_loss"]),
+                    ("val", run["val_loss"]), ("train", run["train_loss"])):
+        parts[key].set_data(ep, np.maximum(ys, 1e-4))
+    curves = np.concatenate([bare["val_loss"], bare["train_loss"], run["val_loss"], run["train_loss"]])
+    curves = np.maximum(curves[np.isfinite(curves)], 1e-4)
+    parts["a1"].set_ylim(curves.min() / 1.5, curves.max() * 1.5)
+    for stat, axis, log in (("act_std", "a2", False), ("grad_std", "a3", True)):
+        values = []
+        for which, bars in enumerate(parts[stat]):
+            for rect, v in zip(bars, run[stat][which]):
+                rect.set_height(max(float(v), 1e-12))
+                values.append(max(float(v), 1e-12))
+        top = max(values)
+        parts[axis].set_ylim((min(values) / 3, top * 3) if log else (0, top * 1.15))
     name = init + "".join(f" + {label}" for label, on in (("dropout", use_dropout), ("batch norm", batch_norm),
                                                          ("weight decay", weight_decay),
                                                          ("label smoothing", label_smoothing)) if on)
