@@ -317,7 +317,7 @@ def transformer_attention_explorer(record, scaled_dot_product_attention):
 # ------------------------------------------------- a decoder-only character model (integration)
 
 def train_char_transformer(text, causal_mask, transformer_block, sample_token, d=32, n_heads=4, d_ff=64,
-                           context=32, steps=200, batch=16, lr=2e-2, seed=0, sample_length=200,
+                           context=32, steps=150, batch=16, lr=2e-2, seed=0, sample_length=200,
                            temperature=0.6, top_k=None):
     """Train a one-block decoder-only character model in torch, then run it with the student's NumPy pieces.
 
@@ -355,6 +355,11 @@ def train_char_transformer(text, causal_mask, transformer_block, sample_token, d
          "lnf_g": param(d, value=1), "lnf_b": param(d, value=0),
          "W_out": param(K, d, scale=d ** -0.5), "b_out": param(K, value=0)}
     blocked = ~torch.tril(torch.ones(context, context, dtype=torch.bool))
+    # the student's pieces run first on the initial weights, so that an unfinished one stops the driver at once
+    initial = {key: P[key].detach().double().numpy() for key in ("ln1_g", "ln1_b", "W_q", "W_k", "W_v", "W_o",
+                                                                "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")}
+    transformer_block(np.zeros((1, 2, d)), initial, n_heads, np.asarray(causal_mask(2), dtype=bool))
+    sample_token(np.zeros(K), 1.0, np.random.default_rng(0), top_k)
 
     def forward(tokens):                       # (B, T) -> (B, T, K): the contract's block, in torch
         B, T = tokens.shape
