@@ -277,6 +277,14 @@ MUTANTS = {
             ("self.grad += p * self.data ** (p - 1) * out.grad", "self.grad += self.data ** (p - 1) * out.grad")),
         "prev_is_a_list": _value_mutant(
             ("self._prev = tuple(_prev)", "self._prev = list(_prev)")),
+        "mul_backward_swapped": _value_with_backward(
+            "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
+            "self.grad += self.data * out.grad\n            other.grad += other.data * out.grad"),
+        "relu_passes_every_gradient": _value_with_backward(
+            "(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
+        "add_backward_assigns": _value_with_backward(
+            "self.grad += out.grad\n            other.grad += out.grad",
+            "self.grad = out.grad\n            other.grad = out.grad"),
     },
     "topological_order": {
         "root_first": '''
@@ -606,25 +614,9 @@ def sgd_step(params, lr):
     },
 }
 
-# Integration checks: test cell -> {graded function: {mistake: whole solution cell}}. Each mistake
-# must make that test cell lose points (the student's own pieces then fail to train).
+# Integration checks: each listed mistake (function/mistake of MUTANTS) must also make the end-to-end
+# check fail: the student's own pieces then fail to train.
 INTEGRATION = {
-    "test_train_moons": {
-        "zero_grad": {"does_nothing": MUTANTS["zero_grad"]["does_nothing"],
-                      "returns_after_the_first": MUTANTS["zero_grad"]["returns_after_the_first"]},
-        "sgd_step": {"adds_the_gradient": MUTANTS["sgd_step"]["adds_the_gradient"],
-                     "forgets_the_learning_rate": MUTANTS["sgd_step"]["forgets_the_learning_rate"]},
-        "Value": {
-            "mul_backward_swapped": _value_with_backward(
-                "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
-                "self.grad += self.data * out.grad\n            other.grad += other.data * out.grad"),
-            "relu_passes_every_gradient": _value_with_backward(
-                "(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
-            "add_backward_assigns": _value_with_backward(
-                "self.grad += out.grad\n            other.grad += out.grad",
-                "self.grad = out.grad\n            other.grad = out.grad"),
-        },
-        "MLP": {"relu_on_the_last_layer": MUTANTS["MLP"]["relu_on_the_last_layer"],
-                "no_relu_at_all": MUTANTS["MLP"]["no_relu_at_all"]},
-    },
+    "test_train_moons": ["zero_grad/does_nothing", "sgd_step/adds_the_gradient", "Value/mul_backward_swapped",
+                         "Value/add_backward_assigns", "MLP/relu_on_the_last_layer"],
 }

@@ -359,6 +359,45 @@ def conv2d_backward(X, W, dY):
     (F.conv2d(Xt, Wt, bt) * torch.tensor(np.asarray(dY, float))).sum().backward()
     return Xt.grad.numpy(), Wt.grad.numpy(), bt.grad.numpy()
 ''',
+        "dW_with_flipped_kernel": '''
+import numpy as np
+def conv2d_backward(X, W, dY):
+    X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
+    kh, kw = W.shape[2:]
+    oh, ow = dY.shape[2:]
+    dX, dW = np.zeros_like(X), np.zeros_like(W)
+    for a in range(kh):
+        for c in range(kw):
+            dW[:, :, kh - 1 - a, kw - 1 - c] = np.einsum("nohw,nchw->oc", dY, X[:, :, a:a + oh, c:c + ow])
+            dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
+    return dX, dW, dY.sum(axis=(0, 2, 3))
+''',
+        "dW_transposed_window": '''
+import numpy as np
+def conv2d_backward(X, W, dY):
+    X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
+    kh, kw = W.shape[2:]
+    oh, ow = dY.shape[2:]
+    dX, dW = np.zeros_like(X), np.zeros_like(W)
+    for a in range(kh):
+        for c in range(kw):
+            dW[:, :, a, c] = np.einsum("nohw,ncwh->oc", dY, X[:, :, c:c + ow, a:a + oh])
+            dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
+    return dX, dW, dY.sum(axis=(0, 2, 3))
+''',
+        "dW_mean_over_the_batch": '''
+import numpy as np
+def conv2d_backward(X, W, dY):
+    X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
+    kh, kw = W.shape[2:]
+    oh, ow = dY.shape[2:]
+    dX, dW = np.zeros_like(X), np.zeros_like(W)
+    for a in range(kh):
+        for c in range(kw):
+            dW[:, :, a, c] = np.einsum("nohw,nchw->oc", dY, X[:, :, a:a + oh, c:c + ow]) / len(X)
+            dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
+    return dX, dW, dY.sum(axis=(0, 2, 3))
+''',
     },
     "max_pool2d": {
         "stride_one_by_default": '''
@@ -565,6 +604,8 @@ def build_digits_cnn():
              "dX[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw] = np.where(")),
         "stride_ignored": _mpb_mutant(
             ("    if stride is None:\n        stride = (kh, kw)\n", "    stride = (kh, kw)\n")),
+        "gradient_to_the_window_corner": _mpb_mutant(
+            ("np.where(winner == a * kw + c, dY, 0.0)", "(dY if a == 0 and c == 0 else 0.0 * dY)")),
         "uses_torch_autograd": '''
 import numpy as np
 def max_pool2d_backward(X, dY, kernel_size, stride=None):
@@ -577,87 +618,12 @@ def max_pool2d_backward(X, dY, kernel_size, stride=None):
     },
 }
 
-_CONV2D_BACKWARD = MUTANTS["conv2d_backward"]
-
-# Integration checks: test cell -> {graded function: {mistake: whole solution cell}}. Each mistake
-# must make that test cell lose points (the student's own pieces then fail to learn).
+# Integration checks: each listed mistake (function/mistake of MUTANTS) must also make the end-to-end
+# check fail: the student's own pieces then fail to learn.
 INTEGRATION = {
-    "test_recover_sobel": {
-        "conv2d_backward": {
-            "dW_with_flipped_kernel": '''
-import numpy as np
-def conv2d_backward(X, W, dY):
-    X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
-    kh, kw = W.shape[2:]
-    oh, ow = dY.shape[2:]
-    dX, dW = np.zeros_like(X), np.zeros_like(W)
-    for a in range(kh):
-        for c in range(kw):
-            dW[:, :, kh - 1 - a, kw - 1 - c] = np.einsum("nohw,nchw->oc", dY, X[:, :, a:a + oh, c:c + ow])
-            dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
-    return dX, dW, dY.sum(axis=(0, 2, 3))
-''',
-            "dW_first_image_only": _CONV2D_BACKWARD["dW_first_image_only"],
-            "dW_transposed_window": '''
-import numpy as np
-def conv2d_backward(X, W, dY):
-    X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
-    kh, kw = W.shape[2:]
-    oh, ow = dY.shape[2:]
-    dX, dW = np.zeros_like(X), np.zeros_like(W)
-    for a in range(kh):
-        for c in range(kw):
-            dW[:, :, a, c] = np.einsum("nohw,ncwh->oc", dY, X[:, :, c:c + ow, a:a + oh])
-            dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
-    return dX, dW, dY.sum(axis=(0, 2, 3))
-''',
-            "dW_mean_over_the_batch": '''
-import numpy as np
-def conv2d_backward(X, W, dY):
-    X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
-    kh, kw = W.shape[2:]
-    oh, ow = dY.shape[2:]
-    dX, dW = np.zeros_like(X), np.zeros_like(W)
-    for a in range(kh):
-        for c in range(kw):
-            dW[:, :, a, c] = np.einsum("nohw,nchw->oc", dY, X[:, :, a:a + oh, c:c + ow]) / len(X)
-            dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
-    return dX, dW, dY.sum(axis=(0, 2, 3))
-''',
-        },
-        "conv2d": {
-            "flips_the_kernel": '''
-import numpy as np
-def conv2d(X, W, b=None, stride=1, padding=0):
-    X = np.asarray(X, dtype=float)
-    W = np.asarray(W, dtype=float)[:, :, ::-1, ::-1]
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride
-    ph, pw = (padding, padding) if np.isscalar(padding) else padding
-    N, C, H, Wd = X.shape
-    C_out, C_in, kh, kw = W.shape
-    Xp = np.pad(X, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    oh = (H + 2 * ph - kh) // sh + 1
-    ow = (Wd + 2 * pw - kw) // sw + 1
-    out = np.zeros((N, C_out, oh, ow))
-    for a in range(kh):
-        for c in range(kw):
-            window = Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]
-            out += np.einsum("nchw,oc->nohw", window, W[:, :, a, c])
-    if b is not None:
-        out += np.asarray(b, dtype=float)[None, :, None, None]
-    return out
-''',
-        },
-    },
-    "test_numpy_cnn": {
-        "max_pool2d_backward": {
-            "spread_like_average_pooling": MUTANTS["max_pool2d_backward"]["spread_like_average_pooling"],
-            "gradient_to_the_window_corner": _mpb_mutant(
-                ("np.where(winner == a * kw + c, dY, 0.0)", "(dY if a == 0 and c == 0 else 0.0 * dY)")),
-        },
-        "conv2d_backward": {
-            "dX_overwrites_instead_of_accumulating": _CONV2D_BACKWARD["dX_overwrites_instead_of_accumulating"],
-            "dX_without_flip": _CONV2D_BACKWARD["dX_without_flip"],
-        },
-    },
+    "test_recover_sobel": ["conv2d_backward/dW_with_flipped_kernel", "conv2d_backward/dW_transposed_window",
+                           "conv2d_backward/dW_mean_over_the_batch", "conv2d/flipped_kernel"],
+    "test_numpy_cnn": ["max_pool2d_backward/spread_like_average_pooling",
+                       "max_pool2d_backward/gradient_to_the_window_corner", "conv2d_backward/dX_without_flip",
+                       "conv2d_backward/dX_overwrites_instead_of_accumulating"],
 }
