@@ -146,6 +146,13 @@ def _always_equal(chapter):
     return filled(chapter, replace, answers=None)
 
 
+def _trivial(chapter, body):
+    """Every graded name answers trivially (``body`` is the function's body)."""
+    replace = {name: f"def {name}(*args, **kwargs):\n    {body}\n"
+               for name in graded_names(read(source_path(chapter)))}
+    return filled(chapter, replace, answers=None)
+
+
 def attacks() -> dict[str, tuple[str, object]]:
     """name -> (chapter, notebook). Spread over the chapters so every chapter is attacked."""
     chs = chapters()
@@ -166,6 +173,8 @@ def attacks() -> dict[str, tuple[str, object]]:
         "fake_outputs": (pick(4), _edit_tests(pick(4), "fake_outputs")),
         "forged_graded_cell": (pick(5), _edit_tests(pick(5), "forged")),
         **{f"always_equal_results_{ch}": (ch, _always_equal(ch)) for ch in chs},
+        **{f"returns_zero_{ch}": (ch, _trivial(ch, "return 0")) for ch in chs},
+        **{f"returns_its_input_{ch}": (ch, _trivial(ch, "return args[0] if args else None")) for ch in chs},
         **boundary_attacks.attacks(),
     }
 
