@@ -113,7 +113,27 @@ def _trajectory(step, steps):
     return np.array(path)
 
 
-def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, adam_step):
+def _race_figure():
+    """The optimizer race's figure (contours drawn once), updated in place."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.4, 3.6))  # outside pyplot's registry
+    ax = fig.subplots()
+    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.08, top=0.91)  # tight_layout is slow
+    g = np.linspace(-5, 5, 61)
+    X, Y = np.meshgrid(g, np.linspace(-4, 4, 49))
+    Z = 0.5 * (RACE_H[0, 0] * X ** 2 + 2 * RACE_H[0, 1] * X * Y + RACE_H[1, 1] * Y ** 2)
+    ax.contour(X, Y, np.log10(Z + 1e-3), levels=14, colors="lightgray", linewidths=0.7)
+    lines = [ax.plot([], [], "-o", color=color, ms=2, lw=1.2)[0] for color in ("tab:blue", "tab:red", "tab:green")]
+    ax.plot(*RACE_START, "ks", ms=5)
+    ax.plot(0, 0, "k*", ms=9)
+    ax.set_xlim(-5, 5)
+    ax.set_ylim(-4, 4)
+    ax.set_aspect("equal")
+    return {"fig": fig, "ax": ax, "lines": lines}
+
+
+def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, adam_step, cache=None):
     steps = int(steps)
 
     def sgd(buf_holder, mom):
@@ -132,27 +152,19 @@ def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, ad
              f"momentum {momentum:.2f}": _trajectory(sgd([None], momentum), steps),
              "Adam": _trajectory(adam, steps)}
 
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    g = np.linspace(-5, 5, 61)
-    X, Y = np.meshgrid(g, np.linspace(-4, 4, 49))
-    Z = 0.5 * (RACE_H[0, 0] * X ** 2 + 2 * RACE_H[0, 1] * X * Y + RACE_H[1, 1] * Y ** 2)
-    ax.contour(X, Y, np.log10(Z + 1e-3), levels=14, colors="lightgray", linewidths=0.7)
-    colors = ["tab:blue", "tab:red", "tab:green"]
+    fig_parts = cached(cache, "race figure", _race_figure)
+    ax = fig_parts["ax"]
     finals = []
-    for (name, path), color in zip(paths.items(), colors):
+    for (name, path), line in zip(paths.items(), fig_parts["lines"]):
         ok = np.all(np.isfinite(path), axis=1) & (np.abs(path).max(axis=1) < 1e6)
         shown = path[ok]
-        ax.plot(shown[:, 0], shown[:, 1], "-o", color=color, ms=2, lw=1.2, label=name)
+        line.set_data(shown[:, 0], shown[:, 1])
+        line.set_label(name)
         diverged = len(path) < steps + 1 or not ok.all() or _race_loss(shown[-1]) > 1e6
         finals.append((name, None if diverged else _race_loss(path[-1])))
-    ax.plot(*RACE_START, "ks", ms=5)
-    ax.plot(0, 0, "k*", ms=9)
-    ax.set_xlim(-5, 5)
-    ax.set_ylim(-4, 4)
-    ax.set_aspect("equal")
-    ax.set_title(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps", fontsize=10)
     ax.legend(fontsize=8, loc="upper right")
-    fig.tight_layout()
+    ax.set_title(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps", fontsize=10)
+    fig = fig_parts["fig"]
     parts = [f"{name}: {'diverged' if loss is None else f'{loss:.3g}'}" for name, loss in finals]
     text = f"final loss after {steps} steps — " + ", ".join(parts)
     return fig, text
@@ -168,7 +180,7 @@ def optimizer_race(sgd_momentum_step, adam_step):
                                           readout_format=".3f", continuous_update=False),
         "steps": widgets.IntSlider(50, min=5, max=200, step=5, description="steps", continuous_update=False),
     }
-    return Explorer(render_optimizer_race, controls,
+    return Explorer(functools.partial(render_optimizer_race, cache=RenderCache()), controls,
                     needs={"sgd_momentum_step": sgd_momentum_step, "adam_step": adam_step},
                     height="380px", title="Optimizer race on an ill-conditioned quadratic", columns=4)
 
@@ -506,7 +518,27 @@ def _entropy(p):
     return float(-(p * np.log(p)).sum())
 
 
-def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss):
+def _targets_figure(k):
+    """The targets explorer's figure, built once per explorer and updated in place."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.2, 3.0))  # outside pyplot's registry
+    a1, a2 = fig.subplots(1, 2, sharey=True)
+    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.16, top=0.9, wspace=0.08)  # tight_layout is slow
+    classes = np.arange(k)
+    parts = {"fig": fig, "a1": a1, "a2": a2}
+    parts["teacher"] = a1.bar(classes, np.zeros(k), color="tab:purple", alpha=0.8, label="T")
+    a1.step(classes, _softmax(TEACHER_LOGITS[0]), where="mid", color="k", lw=1, label="T = 1")
+    parts["target"] = a2.bar(classes, np.zeros(k), color="tab:orange", alpha=0.8)
+    for a in (a1, a2):
+        a.set_xticks(classes)
+        a.set_xlabel("class")
+        a.set_ylim(0, 1.05)
+    a1.set_ylabel("probability")
+    return parts
+
+
+def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss, cache=None):
     T, eps = float(temperature), float(smoothing)
     k = TEACHER_LOGITS.shape[1]
     # the entropy of p is the cross-entropy of p with itself: the student's distillation_loss(t, t, T)
@@ -514,25 +546,20 @@ def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss):
     distill = float(distillation_loss(STUDENT_LOGITS, TEACHER_LOGITS, T))
     ce = float(cross_entropy(STUDENT_LOGITS, np.array([TARGET]), label_smoothing=eps))
     p = _softmax(TEACHER_LOGITS[0] / T)
-    p1 = _softmax(TEACHER_LOGITS[0])
     target = np.full(k, eps / k)
     target[TARGET] += 1 - eps
     target_entropy = _entropy(target)
 
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(7.2, 3.0), sharey=True)
-    classes = np.arange(k)
-    a1.bar(classes, p, color="tab:purple", alpha=0.8, label=f"T = {T:g}")
-    a1.step(classes, p1, where="mid", color="k", lw=1, label="T = 1")
-    a1.set_title(f"teacher softmax(z / T), H = {teacher_entropy:.2f} nats", fontsize=9)
-    a1.legend(fontsize=8)
-    a2.bar(classes, target, color="tab:orange", alpha=0.8)
-    a2.set_title(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats", fontsize=9)
-    for a in (a1, a2):
-        a.set_xticks(classes)
-        a.set_xlabel("class")
-        a.set_ylim(0, 1.05)
-    a1.set_ylabel("probability")
-    fig.tight_layout()
+    parts = cached(cache, "targets figure", lambda: _targets_figure(k))
+    for rect, v in zip(parts["teacher"], p):
+        rect.set_height(v)
+    for rect, v in zip(parts["target"], target):
+        rect.set_height(v)
+    parts["teacher"].set_label(f"T = {T:g}")
+    parts["a1"].legend(fontsize=8)
+    parts["a1"].set_title(f"teacher softmax(z / T), H = {teacher_entropy:.2f} nats", fontsize=9)
+    parts["a2"].set_title(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats", fontsize=9)
+    fig = parts["fig"]
     text = (f"T = {T:g}: teacher entropy {teacher_entropy:.3f} nats (max log {k} = {np.log(k):.3f}), "
             f"student distillation loss {distill:.3f}; ε = {eps:g}: target entropy {target_entropy:.3f} nats, "
             f"student cross-entropy {ce:.3f}")
@@ -546,6 +573,6 @@ def targets_explorer(cross_entropy, distillation_loss):
         "smoothing": widgets.FloatSlider(0.1, min=0.0, max=0.9, step=0.05, description="smoothing ε",
                                          continuous_update=False),
     }
-    return Explorer(render_targets, controls,
+    return Explorer(functools.partial(render_targets, cache=RenderCache()), controls,
                     needs={"cross_entropy": cross_entropy, "distillation_loss": distillation_loss},
                     height="320px", title="Temperature and label smoothing")
