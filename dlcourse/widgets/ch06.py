@@ -471,7 +471,7 @@ def _char_model_figure(n_bars=15):
 
 
 def render_char_model(temperature, top_k, seed, prompt, model, transformer_block, causal_mask, sample_token,
-                      length=48, cache=None):
+                      length=40, cache=None):
     chars = model["chars"]
     ids = [chars.index(c) for c in prompt if c in chars]
     context = model["weights"]["pos"].shape[0]
