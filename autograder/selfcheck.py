@@ -98,7 +98,7 @@ def check(path) -> dict:
     # your own code, checked for you: where no sandbox can be made (Binder), it runs without one
     unsafe = probe() is not None
     result = grade_submission({"student": "you", "assignment": chapter, "notebook": path.name,
-                               "path": str(path), "unsafe": unsafe})
+                               "path": str(path.resolve()), "unsafe": unsafe})  # your own link is fine
     result.pop("notebook_json", None)
     return result
 
