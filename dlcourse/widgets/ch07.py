@@ -191,6 +191,25 @@ def _oversmoothing_curves(normalized_adjacency, dirichlet_energy, propagation, p
     return frames, normalised, raw, scale
 
 
+def _oversmoothing_figure():
+    """The karate club and the energy axes, drawn once; colours and curves are updated in place."""
+    from matplotlib.figure import Figure
+
+    A, _, pos = karate_graph()
+    fig = Figure(figsize=(8.4, 3.6))  # outside pyplot's registry
+    ax, ax_e = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
+    fig.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    nodes = draw_graph(ax, A, pos, np.zeros(len(A)), cmap="RdBu_r", vmin=-1, vmax=1)
+    ks = np.arange(MAX_DEPTH + 1)
+    normalised, = ax_e.semilogy(ks, np.ones(len(ks)), "-", color="C0", label="$E(\\tilde D^{-1/2} X_k)$")
+    raw, = ax_e.semilogy(ks, np.ones(len(ks)), "--", color="C1", label="$E(X_k)$")
+    dot, = ax_e.plot([0], [1], "o", color="C3")
+    ax_e.set_xlabel("depth k")
+    ax_e.set_title("Dirichlet energy", fontsize=9)
+    ax_e.legend(fontsize=8, loc="lower left")
+    return {"fig": fig, "ax": ax, "ax_e": ax_e, "nodes": nodes, "normalised": normalised, "raw": raw, "dot": dot}
+
+
 def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy, propagation="plain", pairnorm=False,
                          cache=None):
     """Propagated features on the karate club and the Dirichlet energy against depth."""
@@ -202,22 +221,21 @@ def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy, propagat
     depth = int(np.clip(depth, 0, MAX_DEPTH))
     signal = frames[depth][:, 0] * scale
     v0 = np.abs(frames[0][:, 0] * scale).max()
-    fig, (ax, ax_e) = plt.subplots(1, 2, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1.25, 1]})
-    draw_graph(ax, A, pos, signal, cmap="RdBu_r", vmin=-v0, vmax=v0)
+    parts = cached(cache, "oversmoothing figure", _oversmoothing_figure)
+    parts["nodes"].set_array(np.asarray(signal, dtype=float))
+    parts["nodes"].set_clim(-v0, v0)
     label = {"plain": "\\hat A^{%d} X" % depth, "residual": "X_{%d}" % depth,
              "initial residual": "X_{%d}" % depth}[propagation]
-    ax.set_title(f"first feature of $\\tilde D^{{-1/2}} {label}$ ({propagation}"
-                 f"{', PairNorm' if pairnorm else ''})", fontsize=9)
-    ks = np.arange(MAX_DEPTH + 1)
+    parts["ax"].set_title(f"first feature of $\\tilde D^{{-1/2}} {label}$ ({propagation}"
+                          f"{', PairNorm' if pairnorm else ''})", fontsize=9)
     floor = 1e-300
-    ax_e.semilogy(ks, np.maximum(normalised, floor), "-", color="C0",
-                  label="$E(\\tilde D^{-1/2} X_k)$")
-    ax_e.semilogy(ks, np.maximum(raw, floor), "--", color="C1", label="$E(X_k)$")
-    ax_e.plot([depth], [max(normalised[depth], floor)], "o", color="C3")
-    ax_e.set_xlabel("depth k")
-    ax_e.set_title("Dirichlet energy", fontsize=9)
-    ax_e.legend(fontsize=8, loc="lower left")
-    fig.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    ks = np.arange(MAX_DEPTH + 1)
+    parts["normalised"].set_data(ks, np.maximum(normalised, floor))
+    parts["raw"].set_data(ks, np.maximum(raw, floor))
+    parts["dot"].set_data([depth], [max(normalised[depth], floor)])
+    values = np.maximum(np.concatenate([normalised, raw]), 1e-300)
+    parts["ax_e"].set_ylim(values.min() / 3, values.max() * 3)
+    fig = parts["fig"]
     text = (f"depth k = {depth}: Dirichlet energy of the degree-normalised features "
             f"{normalised[depth]:.4g} ({normalised[depth] / normalised[0]:.2%} of depth 0); "
             f"raw energy E(X_k) = {raw[depth]:.4g} [{propagation}{', PairNorm' if pairnorm else ''}]")
@@ -306,6 +324,20 @@ def _wl_result(wl_colors, wl_distinguishes, pair, rounds):
     return colours, verdict
 
 
+def _wl_figure(pair):
+    """The two graphs of ``pair``, drawn once; the node colours are updated in place."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.6, 3.3))  # outside pyplot's registry
+    axes = fig.subplots(1, 2)
+    fig.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
+    scatters = []
+    for ax, A, name in zip(axes, WL_PAIRS[pair], WL_TITLES[pair]):
+        scatters.append(draw_graph(ax, A, _wl_layout(A), np.zeros(len(A)), cmap="tab10", vmin=0, vmax=9, size=110))
+        ax.set_title(name, fontsize=9)
+    return {"fig": fig, "scatters": scatters}
+
+
 def render_wl_refinement(pair, rounds, wl_colors, wl_distinguishes, cache=None):
     """Joint 1-WL colours of a pair of graphs after ``rounds`` rounds (the student's ``wl_colors``)."""
     pair = pair if pair in WL_PAIRS else next(iter(WL_PAIRS))
@@ -317,11 +349,10 @@ def render_wl_refinement(pair, rounds, wl_colors, wl_distinguishes, cache=None):
     n = int(colours.max()) + 1 if len(colours) else 1
     h1 = np.bincount(colours[:M1], minlength=n)
     h2 = np.bincount(colours[M1:], minlength=n)
-    fig, axes = plt.subplots(1, 2, figsize=(7.6, 3.3))
-    for ax, A, c, name in zip(axes, (A1, A2), (colours[:M1], colours[M1:]), WL_TITLES[pair]):
-        draw_graph(ax, A, _wl_layout(A), c % 10, cmap="tab10", vmin=0, vmax=9, size=110)
-        ax.set_title(name, fontsize=9)
-    fig.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
+    parts = cached(cache, ("wl figure", pair), lambda: _wl_figure(pair))
+    for scatter, c in zip(parts["scatters"], (colours[:M1], colours[M1:])):
+        scatter.set_array(np.asarray(c % 10, dtype=float))
+    fig = parts["fig"]
     same = np.array_equal(h1, h2)
     text = (f"round {rounds}: {n} colour{'s' if n != 1 else ''}; histograms {h1.tolist()} and {h2.tolist()} "
             f"are {'equal' if same else 'different'}; wl_distinguishes → {verdict}")
