@@ -96,7 +96,7 @@ LATENCY_JS = r"""
           else if (status === 'idle' && sawBusy && state.srcAt === null) {
             setTimeout(() => {
               if (state.srcAt === null) finish(state.readoutAt === null ? 'unchanged' : 'readout', state.readoutAt);
-            }, 300);
+            }, 1000);  // a picture decoded after the idle status still counts
           }
         });
         if (indicator) kernel.observe(indicator, {attributes: true, attributeFilter: ['data-status']});
