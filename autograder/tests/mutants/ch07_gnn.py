@@ -654,3 +654,10 @@ def edge_message_passing(edge_index, X, n_nodes):
 """,
     },
 }
+
+# Mistakes that must also fail the end-to-end ring-counting check (a GIN whose aggregation or
+# readout loses the counts cannot count rings).
+INTEGRATION = {
+    "test_graph_classification": ["gin_layer/mean_aggregation", "graph_readout/fancy_index_add_drops_repeats",
+                                  "graph_readout/mean_over_all_nodes"],
+}
