@@ -85,7 +85,9 @@ def seccomp_program() -> bytes:
 
 # ------------------------------------------------------------------ bubblewrap
 def bwrap() -> str | None:
-    return shutil.which("bwrap") or next((p for p in ("/usr/bin/bwrap", "/bin/bwrap") if os.path.exists(p)), None)
+    """bubblewrap's path; ``AUTOGRADER_BWRAP`` names another (the tests name a missing one)."""
+    path = os.environ.get("AUTOGRADER_BWRAP") or shutil.which("bwrap")
+    return path if path and os.path.exists(path) else None
 
 
 def runtime_paths() -> list[str]:

@@ -170,7 +170,8 @@ def grade_submission(task: dict) -> dict:
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    runner = Runner(cells, limits, _preload(cells), started + limits["notebook_seconds"],
+    drivers = [("driver", c.source) for c in chapter.cells("tests") if "in_student_process" in c.source]
+    runner = Runner(cells, limits, _preload(cells + drivers), started + limits["notebook_seconds"],
                     unsafe=bool(task.get("unsafe")))
     verdicts: list[CellVerdict] = []
     status = "graded"

@@ -25,8 +25,12 @@ def write_report(out: Path, results: list[dict], totals: dict, elapsed: float) -
     by_assignment = collections.defaultdict(list)
     for (student, assignment), (score, maximum) in totals.items():
         by_assignment[assignment].append(score / maximum if maximum else 0.0)
-    parts = [f"<h1>Grading report</h1><p>{len(results)} notebooks, {len(totals)} graded, "
-             f"{elapsed:.1f} s of grading.</p>"]
+    unsafe = sorted({str(r.get("isolation")) for r in results if str(r.get("isolation") or "").startswith("none")})
+    parts = [f"<p style='color:#b00;font-weight:bold'>UNSAFE: graded without the operating-system sandbox, "
+             f"as asked: {esc('; '.join(unsafe))}. A submission could have read or changed anything its "
+             f"grading process could.</p>"] if unsafe else []
+    parts += [f"<h1>Grading report</h1><p>{len(results)} notebooks, {len(totals)} graded, "
+              f"{elapsed:.1f} s of grading.</p>"]
 
     rows = "".join(
         f"<tr><td>{esc(name)}</td><td>{len(v)}</td><td>{100 * sum(v) / len(v):.0f}%</td>"
