@@ -253,15 +253,18 @@ def summary(times: list[float]) -> dict:
 
 def first_displays(page) -> list[dict]:
     """Run each widget cell again; from the key press to its widget's picture painted."""
-    cells = page.locator(".jp-NotebookPanel .jp-CodeCell:has(.jupyter-widgets.explorer)")
+    # the cells, fixed before any runs again (a cell being re-run has no widget for a moment)
+    cells = page.locator(".jp-NotebookPanel .jp-CodeCell:has(.jupyter-widgets.explorer)").element_handles()
     out = []
-    for i in range(cells.count()):
-        cell = cells.nth(i)
-        cell.scroll_into_view_if_needed()
-        cell.locator(".jp-InputArea-prompt").first.click()  # select the cell (command mode)
-        page.evaluate("([c, t]) => window.__latency.armCell(c, t)", [cell.element_handle(), 60_000])
-        page.keyboard.press("Control+Enter")
-        result = _result(page)
+    for i, cell in enumerate(cells):
+        try:
+            cell.scroll_into_view_if_needed(timeout=10_000)
+            cell.query_selector(".jp-InputArea-prompt").click(timeout=10_000)  # select the cell (command mode)
+            page.evaluate("([c, t]) => window.__latency.armCell(c, t)", [cell, 60_000])
+            page.keyboard.press("Control+Enter")
+            result = _result(page)
+        except Exception as exc:  # noqa: BLE001 - playwright's errors: report, go on with the next cell
+            result = {"ms": None, "kind": f"error: {type(exc).__name__}: {str(exc)[:120]}"}
         out.append({"cell": i, "ms": None if result["ms"] is None else round(result["ms"], 1),
                      "kind": result["kind"]})
         # wait for the kernel to be idle again (a cell may do more after its widget is shown)
