@@ -307,3 +307,84 @@ def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list
             group["labels"] += [(function, mistake, cell) for cell in cells]
         groups += [(chapter, g["replace"], g["labels"]) for g in chapter_groups]
     return groups
+
+
+
+# ------------------------------------------------------------------ hostile inputs (issue 11: findings 5, 7, 9, 10)
+# Not notebooks that attack the checks, but names, links and text that attack the grader's
+# outputs: keyed by (student folder name, chapter) as written on disk, graded in the same
+# `make grade` run. Symbolic links are never followed (graded as the untouched release);
+# lone surrogates, formula-like names, forged log lines and markup in a student's cells must
+# neither crash, nor leak into a spreadsheet formula, a second log line or a running script.
+
+FORGED_LOG_LINE = "2026-01-01 00:00:00,000 INFO graded every notebook: all full marks"
+FORMULA_NAMES = ("=1+1", "-1+1", "@SUM(1;1)")
+XSS_MARKDOWN = (
+    "# Scratch <b>notes</b>\n\n"
+    "<script>window.__pwned = 'script'; document.title = 'pwned';</script>\n\n"
+    "<img src=\"x\" onerror=\"window.__pwned = 'onerror'; document.title = 'pwned'\">\n\n"
+    "<svg onload=\"window.__pwned = 'svg'\"><circle r=\"4\"/></svg>\n\n"
+    "<iframe srcdoc=\"<script>parent.__pwned = 'iframe'</script>\"></iframe>\n\n"
+    "[a link](javascript:window.__pwned='link') and <a href=\"javascript:window.__pwned='a'\">another</a>\n\n"
+    "<style>body { display: none }</style>\n\n"
+    "<form action=\"https://example.invalid\"><input name=\"q\"></form>\n\n"
+    "| a | b |\n|---|---|\n| 1 | $x^2$ |\n"
+)
+XSS_MESSAGE = "<img src=x onerror=\"window.__pwned = 'message'\"><script>window.__pwned = 'message'</script>"
+
+
+def _hostile_chapter() -> str:
+    return chapters()[0]
+
+
+def xss_notebook(chapter: str) -> nbformat.NotebookNode:
+    """The reference, plus markup that would run script if the feedback rendered it as it is: in scratch
+    markdown cells, in the free-response answers, and in the message of an exception a scratch cell raises."""
+    nb = filled(chapter, answers=XSS_MARKDOWN)
+    nb.cells.append(nbformat.v4.new_markdown_cell(XSS_MARKDOWN))
+    nb.cells.append(nbformat.v4.new_code_cell(f"raise ValueError({XSS_MESSAGE!r})"))
+    return nb
+
+
+def surrogate_notebook(chapter: str) -> str:
+    """The reference as raw JSON whose strings hold lone surrogates (``"\\ud800"`` spelled out in the JSON):
+    in a markdown cell, a free-response answer, and the messages of exceptions raised by a scratch cell and by
+    a graded function's own scratch copy."""
+    nb = filled(chapter, answers="An answer \ud800 with a lone surrogate.")
+    nb.cells.append(nbformat.v4.new_markdown_cell("Notes \udfff\ud83d: lone surrogates <b>and</b> markup."))
+    nb.cells.append(nbformat.v4.new_code_cell("raise ValueError(chr(0xD800) + ' and \\udcff in a message')"))
+    import json
+    return json.dumps(nb)  # ensure_ascii: the surrogates are written as \ud800 escapes, as a JSON file may
+
+
+def surrogate_message_notebook(chapter: str) -> nbformat.NotebookNode:
+    """A graded function that raises with a lone surrogate and markup in its message: the message reaches
+    the check results, the feedback, the report and the log."""
+    last = graded_names(read(source_path(chapter)))[-1]
+    return filled(chapter, {last: f"def {last}(*args, **kwargs):\n"
+                                  f"    raise ValueError(chr(0xDCFF) + {XSS_MESSAGE!r})\n"})
+
+
+def hostile_inputs() -> dict[tuple[str, str], object]:
+    """(student folder name, chapter) -> notebook, raw text, ``Link`` or ``Renamed`` (see write_class)."""
+    from autograder.submissions import Link, Renamed
+    a = _hostile_chapter()
+    cases = {
+        # finding 7: links to the solutions, through /proc, to a classmate; at the notebook, folder, student
+        ("link-solutions", a): Link(str(source_path(a))),
+        ("link-proc-cwd", a): Link(f"/proc/self/cwd/solutions/{a}/{a}.ipynb"),
+        ("link-classmate", a): Link(f"../../reference/{a}/{a}.ipynb"),
+        ("link-assignment", a): Link(f"../reference/{a}", at="assignment"),
+        ("link-student", a): Link("reference", at="student"),
+        # finding 5: lone surrogates in the notebook, in messages, in a folder name and a file name
+        ("surrogate-text", a): surrogate_notebook(a),
+        ("surrogate-message", a): surrogate_message_notebook(a),
+        ("surrogate-folder-\udcff", a): reference(a),          # the folder name holds the byte 0xff
+        ("surrogate-file", a): Renamed("mine-\udcfe.ipynb", reference(a)),
+        # finding 9: names a spreadsheet would run, names that forge a log line
+        **{(name, a): untouched(a) for name in FORMULA_NAMES},
+        (f"eve\x1b[2K\r\n{FORGED_LOG_LINE}\u2028\u202e", a): untouched(a),
+        # finding 10: markup and script in what a student wrote
+        ("xss-feedback", a): xss_notebook(a),
+    }
+    return cases
