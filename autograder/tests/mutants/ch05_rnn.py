@@ -746,3 +746,11 @@ def lru_init(m, r_min, r_max, max_phase, rng):
 ''',
     },
 }
+
+# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell.
+INTEGRATION = {
+    "test_char_rnn": ["rnn_forward/tanh_on_output", "rnn_forward/transposed_recurrent_weights",
+                      "rnn_backward/no_gradient_from_the_future", "rnn_backward/recurrent_gradient_without_transpose",
+                      "rnn_backward/no_tanh_derivative", "rnn_backward/derivative_at_previous_state",
+                      "clip_grad_norm/sum_of_norms", "clip_grad_norm/returns_unclipped"],
+}

@@ -785,3 +785,11 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
 ''',
     },
 }
+
+# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell.
+INTEGRATION = {
+    "test_char_transformer": ["causal_mask/upper_triangle", "multi_head_attention/scaled_by_sqrt_d",
+                              "multi_head_attention/no_output_projection", "transformer_block/post_ln",
+                              "transformer_block/residual_from_normalised_stream", "transformer_block/mask_ignored",
+                              "sample_token/ignores_temperature", "sample_token/keeps_smallest_logits"],
+}
