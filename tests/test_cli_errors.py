@@ -25,7 +25,9 @@ CHAPTER, OTHER = "ch01_perceptron", "ch02_universal_approximation"
 
 
 def make(*args, timeout=120, **kwargs):
-    env = {**os.environ, "MPLBACKEND": "Agg"}
+    # as typed by a user: not a sub-make of `make test` (whose errors say "make[1]: ***")
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    env["MPLBACKEND"] = "Agg"
     return subprocess.run(["make", "--no-print-directory", "-s", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=timeout, env=env, **kwargs)
 
