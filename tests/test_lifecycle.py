@@ -68,7 +68,8 @@ class Student:
         nbformat.write(nb, str(self.notebook))
 
 
-@pytest.fixture(scope="module")
+# session scope: xdist may interleave other modules on the same worker, which would rebuild a module fixture
+@pytest.fixture(scope="session")
 def course(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lifecycle")
     exchange = tmp / "exchange"
