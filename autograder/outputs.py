@@ -31,6 +31,10 @@ c.CourseDirectory.root = {out!r}
 c.CourseDirectory.source_directory = {source!r}
 c.CourseDirectory.db_url = "sqlite:///" + {db!r}
 c.CourseDirectory.course_id = "dlcourse"
+import sys  # noqa: E402 - the course's grader, for autograding from this formgrader too
+sys.path.insert(0, {root!r})
+from autograder.nbgrader_plugin import configure  # noqa: E402
+configure(c)
 '''
 
 
@@ -267,7 +271,8 @@ def write_gradebook(out: Path, results: list[dict]) -> None:
                     grade.needs_manual_grade = False
             gb.db.commit()
     (out / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(
-        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str(db.resolve())), encoding="utf-8")
+        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str(db.resolve()), root=str(ROOT)),
+        encoding="utf-8")
 
 
 def _csv_rows(out: Path) -> tuple[list[list], list[list]]:
