@@ -146,10 +146,11 @@ def _always_equal(chapter):
     return filled(chapter, replace, answers=None)
 
 
-def _trivial(chapter, body):
-    """Every graded name answers trivially (``body`` is the function's body)."""
-    replace = {name: f"def {name}(*args, **kwargs):\n    {body}\n"
-               for name in graded_names(read(source_path(chapter)))}
+def _trivial(chapter):
+    """Every graded name answers trivially: a constant 0, or its first argument, in turns."""
+    bodies = ["return 0", "return args[0] if args else None"]
+    replace = {name: f"def {name}(*args, **kwargs):\n    {bodies[i % 2]}\n"
+               for i, name in enumerate(graded_names(read(source_path(chapter))))}
     return filled(chapter, replace, answers=None)
 
 
@@ -173,8 +174,7 @@ def attacks() -> dict[str, tuple[str, object]]:
         "fake_outputs": (pick(4), _edit_tests(pick(4), "fake_outputs")),
         "forged_graded_cell": (pick(5), _edit_tests(pick(5), "forged")),
         **{f"always_equal_results_{ch}": (ch, _always_equal(ch)) for ch in chs},
-        **{f"returns_zero_{ch}": (ch, _trivial(ch, "return 0")) for ch in chs},
-        **{f"returns_its_input_{ch}": (ch, _trivial(ch, "return args[0] if args else None")) for ch in chs},
+        **{f"trivial_answers_{ch}": (ch, _trivial(ch)) for ch in chs},
         **boundary_attacks.attacks(),
     }
 
