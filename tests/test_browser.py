@@ -179,18 +179,13 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(lab, tmp_path_factory):
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Python playwright is not installed")
+def browser(lab, tmp_path_factory, playwright):
     profile = tmp_path_factory.mktemp("chromium-profile")
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
-        yield context
-        context.close()
+    context = playwright.chromium.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS,
+        viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
+    yield context
+    context.close()
 
 
 def _fail(page, chapter: str, message: str):

@@ -67,62 +67,57 @@ def _serve_offline(route):
     return route.abort()
 
 
-def test_feedback_renders_and_runs_nothing_a_student_wrote(feedback_page):
+def test_feedback_renders_and_runs_nothing_a_student_wrote(feedback_page, playwright):
     if not Path(CHROMIUM).is_file():
         _unavailable(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Python playwright is not installed")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     dialogs = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            refused = []
-            page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
-            page.route("**/*", _serve_offline)
-            page.goto(feedback_page.as_uri(), wait_until="load", timeout=30_000)
-            title = page.title()
-            typeset = None
-            if MATHJAX.is_dir():
-                page.wait_for_function("() => document.querySelectorAll('.mjx-chtml').length > 0",
-                                       timeout=20_000)
-                typeset = page.evaluate("() => document.querySelectorAll('.mjx-chtml').length")
-            page.screenshot(path=str(SCREENSHOTS / "feedback.png"), full_page=False)
-            markdown = page.eval_on_selector_all(".jp-RenderedMarkdown", "els => els.map(e => e.innerText)")
-            # what is left on screen once code and the grader's quoted messages (text by design) are hidden
-            page.add_style_tag(content=".verbatim, .jp-InputArea-editor { display: none !important }")
-            shown = page.evaluate("() => document.body.innerText")
-            state = page.evaluate("""() => ({
-                pwned: window.__pwned === undefined ? null : String(window.__pwned),
-                title: document.title,
-                h1: document.querySelectorAll('h1').length,
-                h2: document.querySelectorAll('h2').length,
-                p: document.querySelectorAll('.jp-RenderedMarkdown p').length,
-                th: document.querySelectorAll('th').length,
-                code: document.querySelectorAll('.highlight pre').length,
-                scripts: [...document.scripts].map(s => s.src || s.type || 'inline'),
-                handlers: [...document.querySelectorAll('*')].flatMap(
-                    e => [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name)),
-                links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))
-                    .filter(h => !/^(https?:|mailto:|#)/.test(h)),
-                dangerous: document.querySelectorAll('iframe, object, embed, form, svg, img, math').length,
-                bodyShown: getComputedStyle(document.body).display !== 'none',
-            })""")
-            # the second line: markup that got past the sanitizer still would not run (the page's CSP)
-            page.evaluate("""() => {
-                document.body.insertAdjacentHTML('beforeend', '<img src="x" onerror="window.__csp = 1">');
-                const s = document.createElement('script');
-                s.textContent = 'window.__csp = 2';
-                document.body.appendChild(s);
-            }""")
-            page.wait_for_timeout(300)
-            csp = page.evaluate("() => window.__csp === undefined ? null : window.__csp")
-        finally:
-            browser.close()
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    try:
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        refused = []
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        page.route("**/*", _serve_offline)
+        page.goto(feedback_page.as_uri(), wait_until="load", timeout=30_000)
+        title = page.title()
+        typeset = None
+        if MATHJAX.is_dir():
+            page.wait_for_function("() => document.querySelectorAll('.mjx-chtml').length > 0",
+                                   timeout=20_000)
+            typeset = page.evaluate("() => document.querySelectorAll('.mjx-chtml').length")
+        page.screenshot(path=str(SCREENSHOTS / "feedback.png"), full_page=False)
+        markdown = page.eval_on_selector_all(".jp-RenderedMarkdown", "els => els.map(e => e.innerText)")
+        # what is left on screen once code and the grader's quoted messages (text by design) are hidden
+        page.add_style_tag(content=".verbatim, .jp-InputArea-editor { display: none !important }")
+        shown = page.evaluate("() => document.body.innerText")
+        state = page.evaluate("""() => ({
+            pwned: window.__pwned === undefined ? null : String(window.__pwned),
+            title: document.title,
+            h1: document.querySelectorAll('h1').length,
+            h2: document.querySelectorAll('h2').length,
+            p: document.querySelectorAll('.jp-RenderedMarkdown p').length,
+            th: document.querySelectorAll('th').length,
+            code: document.querySelectorAll('.highlight pre').length,
+            scripts: [...document.scripts].map(s => s.src || s.type || 'inline'),
+            handlers: [...document.querySelectorAll('*')].flatMap(
+                e => [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name)),
+            links: [...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))
+                .filter(h => !/^(https?:|mailto:|#)/.test(h)),
+            dangerous: document.querySelectorAll('iframe, object, embed, form, svg, img, math').length,
+            bodyShown: getComputedStyle(document.body).display !== 'none',
+        })""")
+        # the second line: markup that got past the sanitizer still would not run (the page's CSP)
+        page.evaluate("""() => {
+            document.body.insertAdjacentHTML('beforeend', '<img src="x" onerror="window.__csp = 1">');
+            const s = document.createElement('script');
+            s.textContent = 'window.__csp = 2';
+            document.body.appendChild(s);
+        }""")
+        page.wait_for_timeout(300)
+        csp = page.evaluate("() => window.__csp === undefined ? null : window.__csp")
+    finally:
+        browser.close()
 
     literal = [tag for tag in ("<h1", "<h2", "<p>", "</", "<b>", "<table") if tag in shown]
     assert not literal, f"literal markup shown on the page: {literal}"

@@ -41,13 +41,9 @@ def _wait_for(predicate, what: str, seconds: float = 60):
         time.sleep(0.3)
 
 
-def test_grade_by_hand_in_the_formgrader_then_export(tmp_path):
+def test_grade_by_hand_in_the_formgrader_then_export(tmp_path, playwright):
     if not Path(CHROMIUM).is_file():
         _unavailable(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("Python playwright is not installed")
     from nbgrader.api import Gradebook
 
     from autograder.classroom import grade_class
@@ -67,32 +63,31 @@ def test_grade_by_hand_in_the_formgrader_then_export(tmp_path):
     home.mkdir()
     lab = Lab(out, home).start()
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            # the formgrader's own API calls need the server's token (a token in the page's URL sets no cookie)
-            page = browser.new_page(viewport={"width": 1400, "height": 1000},
-                                    extra_http_headers={"Authorization": f"token {lab.token}"})
-            page.goto(f"{lab.url}/formgrader/submissions/{submission_id}/?token={lab.token}",
-                      wait_until="domcontentloaded", timeout=60_000)
-            score = page.locator(f"input.score#{grade_id(answer)}")
-            score.wait_for(timeout=60_000)
-            assert "hidden checks of this cell ran in the grader" in page.content()  # the graded notebook
-            score.fill(f"{POINTS:g}")
-            score.press("Tab")
-            comment = page.locator(f"textarea#{grade_id(answer)}-comment")
-            comment.fill(COMMENT)
-            comment.press("Tab")
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        # the formgrader's own API calls need the server's token (a token in the page's URL sets no cookie)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000},
+                                extra_http_headers={"Authorization": f"token {lab.token}"})
+        page.goto(f"{lab.url}/formgrader/submissions/{submission_id}/?token={lab.token}",
+                  wait_until="domcontentloaded", timeout=60_000)
+        score = page.locator(f"input.score#{grade_id(answer)}")
+        score.wait_for(timeout=60_000)
+        assert "hidden checks of this cell ran in the grader" in page.content()  # the graded notebook
+        score.fill(f"{POINTS:g}")
+        score.press("Tab")
+        comment = page.locator(f"textarea#{grade_id(answer)}-comment")
+        comment.fill(COMMENT)
+        comment.press("Tab")
 
-            def saved():
-                with Gradebook(db) as gb:
-                    grade = gb.find_grade(grade_id(answer), CHAPTER, CHAPTER, "alice")
-                    said = gb.find_comment(grade_id(answer), CHAPTER, CHAPTER, "alice").manual_comment
-                    return grade.manual_score == POINTS and said == COMMENT
-            _wait_for(saved, "the formgrader saved the score and the comment in the gradebook")
-            SCREENSHOTS.mkdir(exist_ok=True)
-            score.scroll_into_view_if_needed()
-            page.screenshot(path=str(SCREENSHOTS / "formgrader-manual-grade.png"), full_page=False)
-            browser.close()
+        def saved():
+            with Gradebook(db) as gb:
+                grade = gb.find_grade(grade_id(answer), CHAPTER, CHAPTER, "alice")
+                said = gb.find_comment(grade_id(answer), CHAPTER, CHAPTER, "alice").manual_comment
+                return grade.manual_score == POINTS and said == COMMENT
+        _wait_for(saved, "the formgrader saved the score and the comment in the gradebook")
+        SCREENSHOTS.mkdir(exist_ok=True)
+        score.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "formgrader-manual-grade.png"), full_page=False)
+        browser.close()
     finally:
         lab.stop()
 

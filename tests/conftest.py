@@ -1,0 +1,18 @@
+"""Fixtures shared by the test files."""
+import os
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def playwright():
+    """One Playwright session per test process: its sync API allows only one at a time, and every
+    browser test (tests/test_*browser.py, one xdist group) launches its Chromium from it."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if os.environ.get("REQUIRE_BROWSER") == "1":
+            pytest.fail("REQUIRE_BROWSER=1 but Python playwright is not installed", pytrace=False)
+        pytest.skip("Python playwright is not installed")
+    with sync_playwright() as session:
+        yield session
