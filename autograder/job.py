@@ -12,7 +12,6 @@ import os
 import re
 import stat
 import time
-from pathlib import Path
 
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager

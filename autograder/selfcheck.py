@@ -14,7 +14,6 @@ could not be (no such file, not a chapter of this course).
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os

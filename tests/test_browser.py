@@ -24,7 +24,6 @@ import ast
 import json
 import os
 import secrets
-import shutil
 import socket
 import subprocess
 import sys

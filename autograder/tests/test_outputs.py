@@ -40,7 +40,7 @@ def fake_result(notebook, student="alice", message="expected 3, got 2") -> dict:
     manual = [{"grade_id": grade_id(c), "points": 1.0, "score": None, "answer": c.source}
               for c in nb.cells if role(c) == "answer"]
     return {"student": student, "assignment": CHAPTER, "notebook": f"{CHAPTER}.ipynb", "status": "graded",
-            "problems": notes + [f"a note with <b>markup</b> and \ud800"],
+            "problems": notes + ["a note with <b>markup</b> and \ud800"],
             "cell_errors": {"cell 3 (scratch)": f"ValueError: {message}"}, "restarts": 0, "cells": cells,
             "manual": manual, "notebook_json": nbformat.writes(nb), "seconds": 0.0}
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
 
 from matplotlib.ticker import MaxNLocator
