@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -99,8 +100,11 @@ def course(tmp_path_factory):
     alice.run("submit", CHAPTER)
     alice.save(submissions.reference(CHAPTER))  # ...then the finished one
     alice.run("submit", CHAPTER)
-    due = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
-    teacher("db", "assignment", "add", CHAPTER, f"--duedate={due.isoformat(sep=' ', timespec='seconds')} UTC")
+    # the due date, in whole seconds, falls strictly between alice's last submission and bob's
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    due = now.replace(microsecond=0) + datetime.timedelta(seconds=1)
+    teacher("db", "assignment", "add", CHAPTER, f"--duedate={due.isoformat(sep=' ')} UTC")
+    time.sleep(max(0.0, (due - datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)).total_seconds()) + 0.1)
     bob.save(submissions.filled(CHAPTER, {WRONG[0]: WRONG[1]}))  # after the due date, one mistake
     bob.run("submit", CHAPTER)
 
