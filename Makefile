@@ -45,7 +45,7 @@ check: setup
 	@MPLBACKEND=Agg $(BIN)/python -m autograder check "$(NOTEBOOK)"
 
 benchmark: setup
-	MPLBACKEND=Agg $(BIN)/python -m benchmarks.notebooks
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks.chapter_budgets
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading --stock-sample 3
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.widget_latency --strict
 

@@ -48,7 +48,7 @@ def main(argv=None) -> int:
         return 0
     if args.command == "export":
         return _export(args.out)
-    from .selfcheck import main as check_main
+    from .check import main as check_main
     return check_main((["--json"] if args.json else []) + [args.notebook])
 
 

@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from .notebooks import chapters
+from .course import chapters
 
 log = logging.getLogger("autograder")
 

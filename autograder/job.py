@@ -17,9 +17,9 @@ import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
 from .client import Sandbox, SandboxError
-from .notebooks import Chapter, grade_id, graded_names, read, release_path, role
+from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .sanitize import sanitize
-from .verdicts import LIMIT_MESSAGES, CellVerdict, run_test_cell
+from .verdicts import LIMIT_MESSAGES, CellVerdict, grade_test_cell
 
 PRELUDE = '''
 class _NoShell:
@@ -189,7 +189,7 @@ def grade_submission(task: dict) -> dict:
                                             "not run"))
                 status = "limit"
                 continue
-            verdict = run_test_cell(box, gid, cell.source, points, names, seconds)
+            verdict = grade_test_cell(box, gid, cell.source, points, names, seconds)
             if verdict.status != "ok":
                 status = "limit"
             verdicts.append(verdict)

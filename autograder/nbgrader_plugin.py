@@ -36,7 +36,7 @@ from traitlets import Bool
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,
                                     NbGraderPreprocessor, SaveAutoGrades)
 
-from .notebooks import grade_id, role, split_hidden
+from .course import grade_id, role, split_hidden
 
 STOCK_SWITCH = "DLCOURSE_STOCK_AUTOGRADE"
 HIDDEN_NOTE = "# (hidden checks of this cell ran in the grader)"

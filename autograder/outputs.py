@@ -22,7 +22,7 @@ from typing import Any
 
 import nbformat
 
-from .notebooks import ROOT, grade_id, role, split_hidden
+from .course import ROOT, grade_id, role, split_hidden
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
 grade the free-response answers by hand, then `make export OUT={out}` to refresh the CSVs."""

@@ -14,7 +14,7 @@ import time
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .notebooks import Chapter, grade_id
+from .course import Chapter, grade_id
 from .reference import namespace
 
 _python = TransformerManager().transform_cell

@@ -9,7 +9,7 @@ import types
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .notebooks import Chapter, role, strip_solution_markers
+from .course import Chapter, role, strip_solution_markers
 
 _python = TransformerManager().transform_cell
 

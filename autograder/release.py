@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .notebooks import COURSE, ROOT, chapters
+from .course import COURSE, ROOT, chapters
 
 
 def nbgrader_api(release_dir: Path, db_url: str, exchange: str):

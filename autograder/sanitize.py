@@ -13,7 +13,7 @@ import copy
 
 import nbformat
 
-from .notebooks import grade_id, nbgrader_meta, role
+from .course import grade_id, nbgrader_meta, role
 
 
 def _is_answer(cell) -> bool:

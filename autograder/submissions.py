@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from .notebooks import Chapter, grade_id, read, release_path, role, strip_solution_markers
+from .course import Chapter, grade_id, read, release_path, role, strip_solution_markers
 
 
 def untouched(chapter: str) -> nbformat.NotebookNode:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, asdict
 from dlcourse import testing
 
 from .client import RemoteFunction, SandboxError
-from .notebooks import count_checks, split_hidden
+from .course import count_checks, split_hidden
 
 LIMIT_MESSAGES = {
     "timeout": "stopped: the time limit was reached (an endless loop, or far too slow?)",
@@ -81,7 +81,7 @@ def driver_source(driver) -> str:
     return textwrap.dedent(inspect.getsource(driver))
 
 
-def run_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
+def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
     start = time.monotonic()
     _, hidden = split_hidden(source)
     total = max(count_checks(source), 1)

@@ -316,7 +316,7 @@ def breakdown(chapter: str, path: str, repeats: int = 2) -> list[dict]:
     phases: dict[str, float] = defaultdict(float)
     state = {"fresh": False}
     original_start, original_run_cell, original_close = client.Sandbox.start, client.Sandbox.run_cell, client.Sandbox.close
-    original_test = job.run_test_cell
+    original_test = job.grade_test_cell
 
     def start(self, *a, **k):
         t = time.perf_counter()
@@ -360,9 +360,9 @@ def breakdown(chapter: str, path: str, repeats: int = 2) -> list[dict]:
         return wrapper
 
     from autograder import outputs
-    from autograder.notebooks import Chapter
+    from autograder.course import Chapter
     patched = [(client.Sandbox, "start", start), (client.Sandbox, "run_cell", run_cell),
-               (client.Sandbox, "close", close), (job, "run_test_cell", test),
+               (client.Sandbox, "close", close), (job, "grade_test_cell", test),
                (job, "read", timed("chapter + release loaded (nbformat)", job.read)),
                (job, "sanitize", timed("sanitize", job.sanitize)),
                (Chapter, "load", classmethod(timed("chapter + release loaded (nbformat)", Chapter.load.__func__))),
@@ -592,7 +592,7 @@ def main(argv=None) -> int:
         parser.error("--students and --stock-sample must be positive")
 
     setup_process_env()
-    from autograder.notebooks import chapters as all_chapters
+    from autograder.course import chapters as all_chapters
     chapters = all_chapters()
     if args.chapters:
         wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]

@@ -21,7 +21,7 @@ JupyterLab in a real headless Chromium (Debian's ``/usr/bin/chromium``, driven b
 Runs twice: with JupyterLab and its kernels on 2 cores, and under ``taskset -c 0`` (one CPU, like
 Binder). The browser always runs on every core. Budgets (issue 17): per widget median <= 100 ms
 and worst <= 300 ms on 2 cores, median <= 200 ms on 1 CPU; first display <= 1 s after its cell runs.
-``python -m benchmarks.notebooks`` keeps the Python-only render times as a diagnostic.
+``python -m benchmarks.chapter_budgets`` keeps the Python-only render times as a diagnostic.
 Results: ``benchmarks/results/widget_latency.json`` (and a timestamped copy).
 """
 from __future__ import annotations
@@ -436,7 +436,7 @@ def main(argv=None) -> int:
     setup_process_env()
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
-    from autograder.notebooks import chapters
+    from autograder.course import chapters
     selected = chapters()
     if args.chapters:
         wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]

@@ -36,7 +36,7 @@ import nbformat
 import pytest
 
 from autograder import submissions
-from autograder.notebooks import ROOT, chapters
+from autograder.course import ROOT, chapters
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from autograder.notebooks import ROOT
+from autograder.course import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from autograder import submissions
-from autograder.notebooks import ROOT, grade_id, role
+from autograder.course import ROOT, grade_id, role
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, Lab, _unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]

@@ -24,7 +24,7 @@ import nbformat
 import pytest
 
 from autograder import submissions
-from autograder.notebooks import ROOT, Chapter, grade_id
+from autograder.course import ROOT, Chapter, grade_id
 from autograder.tests.mutants.ch01_perceptron import MUTANTS
 
 pytestmark = [pytest.mark.xdist_group("lifecycle")]

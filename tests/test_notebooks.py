@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.notebooks import chapters, read, release_path, role, source_path
+from autograder.course import chapters, read, release_path, role, source_path
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -22,7 +22,7 @@ def execute(nb, cwd, allow_errors=False):
 @pytest.mark.parametrize("chapter", chapters())
 def test_solutions_run_top_to_bottom(chapter):
     nb = read(source_path(chapter))
-    execute(nb, source_path(chapter).parent)  # budgets are measured by benchmarks/notebooks.py
+    execute(nb, source_path(chapter).parent)  # budgets are measured by benchmarks/chapter_budgets.py
     widgets = [c for c in nb.cells if c.cell_type == "code"
                for o in c.outputs if WIDGET_MIME in o.get("data", {})]
     assert len(widgets) >= 2, f"{chapter} shows fewer than two widgets"

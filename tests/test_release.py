@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from autograder import release
-from autograder.notebooks import (COURSE, HIDDEN_BEGIN, HIDDEN_END, ROOT, SOLUTION_REGION, Chapter, chapters,
+from autograder.course import (COURSE, HIDDEN_BEGIN, HIDDEN_END, ROOT, SOLUTION_REGION, Chapter, chapters,
                                   grade_id, read, release_path, role, source_path, split_hidden)
 
 CHAPTERS = chapters()

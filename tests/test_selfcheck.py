@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from autograder import submissions
-from autograder.notebooks import HIDDEN_BEGIN, HIDDEN_END, ROOT, Chapter, split_hidden
+from autograder.course import HIDDEN_BEGIN, HIDDEN_END, ROOT, Chapter, split_hidden
 
 CHAPTER = "ch02_universal_approximation"  # a finished chapter
 
@@ -141,7 +141,7 @@ def test_chapter_comes_from_the_folder_or_the_file_name(tmp_path):
     flat = tmp_path / "downloads" / f"{CHAPTER}.ipynb"
     flat.parent.mkdir()
     nbformat.write(nb, str(flat))
-    from autograder.selfcheck import chapter_of
+    from autograder.check import chapter_of
     assert chapter_of(renamed) == CHAPTER and chapter_of(flat) == CHAPTER
     stray = tmp_path / "elsewhere" / "notes.ipynb"  # no nbgrader metadata, no chapter name
     stray.parent.mkdir()
@@ -153,7 +153,7 @@ def test_chapter_comes_from_the_folder_or_the_file_name(tmp_path):
 
 
 def test_format_table_reports_notes_and_errors():
-    from autograder.selfcheck import format_table
+    from autograder.check import format_table
     result = {"assignment": CHAPTER, "status": "limit", "problems": ["cell relu was modified: restored"],
               "cell_errors": {"cell 3 (given)": "NameError: name 'np' is not defined"}, "restarts": 1,
               "manual": [{"grade_id": "free_response_x", "points": 2.0, "score": 0.0, "answer": ""}],
@@ -231,7 +231,7 @@ def test_check_inside_the_repository_itself():
     """A learner on Binder checks course/<chapter>/<chapter>.ipynb in place: the sandbox must still work."""
     import subprocess
     import sys
-    from autograder.notebooks import ROOT, release_path
+    from autograder.course import ROOT, release_path
     chapter = "ch02_universal_approximation"
     proc = subprocess.run([sys.executable, "-m", "autograder", "check", "--json", str(release_path(chapter))],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)

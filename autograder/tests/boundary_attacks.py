@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import nbformat
 
-from autograder.notebooks import ROOT, chapters, graded_names, read, source_path
+from autograder.course import ROOT, chapters, graded_names, read, source_path
 from autograder.submissions import filled, untouched
 
 SENTINEL = "dlcourse-sentinel-process"   # a process the test starts: no submission may kill it

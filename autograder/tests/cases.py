@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import nbformat
 
-from autograder.notebooks import chapters, grade_id, graded_names, read, role, source_path
+from autograder.course import chapters, grade_id, graded_names, read, role, source_path
 from autograder.submissions import filled, reference, untouched
 from autograder.tests import boundary_attacks
 
@@ -273,7 +273,7 @@ def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list
     when neither the mistaken code nor the test cells of one mention the other function, so each
     test cell still sees exactly one mistake.
     """
-    from autograder.notebooks import Chapter
+    from autograder.course import Chapter
     from autograder.quickcheck import integration_mutants
     groups = []
     for chapter in chapters():

@@ -4,7 +4,7 @@ import subprocess
 
 import pytest
 
-from autograder.notebooks import ROOT, chapters
+from autograder.course import ROOT, chapters
 from autograder.submissions import filled, reference, untouched, write_class
 from autograder.tests.cases import mutant_groups
 

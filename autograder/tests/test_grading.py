@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.notebooks import HIDDEN_BEGIN, HIDDEN_END, ROOT, chapters, read, source_path
+from autograder.course import HIDDEN_BEGIN, HIDDEN_END, ROOT, chapters, read, source_path
 from autograder.submissions import reference, untouched, write_class
 from autograder.tests import boundary_attacks, cases
 
@@ -235,7 +235,7 @@ def test_broken_notebooks_are_reported_and_cost_only_what_did_not_run(graded):
 
 def _hidden_lines(chapter: str) -> list[str]:
     """Hidden-test lines that appear nowhere in the release (so seeing one means a leak)."""
-    from autograder.notebooks import release_path
+    from autograder.course import release_path
     hidden = set()
     for cell in read(source_path(chapter)).cells:
         for part in re.findall(rf"{re.escape(HIDDEN_BEGIN)}(.*?){re.escape(HIDDEN_END)}", cell.source, re.S):

@@ -5,7 +5,7 @@ import subprocess
 import nbformat
 
 from autograder import isolation
-from autograder.notebooks import ROOT, chapters
+from autograder.course import ROOT, chapters
 from autograder.submissions import reference
 
 

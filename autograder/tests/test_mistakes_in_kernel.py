@@ -5,7 +5,7 @@ them, one at a time, in the student's setting (public and hidden checks in one p
 """
 import pytest
 
-from autograder.notebooks import Chapter, chapters, grade_id
+from autograder.course import Chapter, chapters, grade_id
 from autograder.quickcheck import integration_mutants, mutants, run_test_cell
 from autograder.reference import namespace
 

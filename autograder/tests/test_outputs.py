@@ -17,7 +17,7 @@ import pytest
 
 from autograder.classroom import OneLineFormatter, discover, folder_id, log_text
 from autograder.job import read_submission
-from autograder.notebooks import chapters, grade_id, read, release_path, role
+from autograder.course import chapters, grade_id, read, release_path, role
 from autograder.outputs import (FORMULA_STARTS, clean_html, csv_cell, feedback_html, scrub, scrubbed,
                                 write_outputs)
 from autograder.sanitize import sanitize

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.notebooks import ROOT, chapters
+from autograder.course import ROOT, chapters
 from autograder.submissions import reference
 
 pytestmark = [pytest.mark.xdist_group("plain-nbgrader"), pytest.mark.slow]

@@ -6,7 +6,7 @@ import pytest
 
 from autograder import isolation, wire
 from autograder.client import Sandbox, SandboxError
-from autograder.notebooks import ROOT
+from autograder.course import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -155,7 +155,7 @@ def test_wire_refuses_objects():
 
 def test_from_scratch_watch_sees_threads():
     """Issue 11, finding 8: torch called from a thread does not pass a from-scratch check."""
-    from autograder.verdicts import run_test_cell
+    from autograder.verdicts import grade_test_cell
     cell = ("from dlcourse.testing import check, from_scratch\nimport numpy as np\n"
             "with check('no torch'):\n    with from_scratch('f'):\n        out = f(np.ones(3))\n"
             "    assert float(out) == 3.0\n")
@@ -170,5 +170,5 @@ def test_from_scratch_watch_sees_threads():
     for name, code in (("thread", sneaky), ("pool", pool), ("honest", honest)):
         with Sandbox({}, preload=("torch",)) as box:
             assert box.run_cell(code, name) is None
-            scores[name] = run_test_cell(box, "test_f", cell, 1, ["f"], 20).score
+            scores[name] = grade_test_cell(box, "test_f", cell, 1, ["f"], 20).score
     assert scores == {"thread": 0.0, "pool": 0.0, "honest": 1.0}

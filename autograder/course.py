@@ -11,9 +11,9 @@ Markdown cells are ``prose``, or ``answer`` when they are manually graded.
 
 Command line, for authors (see solutions/README.md)::
 
-    python -m autograder.notebooks to-py   solutions/ch01_perceptron/ch01_perceptron.ipynb out.py
-    python -m autograder.notebooks from-py out.py solutions/ch01_perceptron/ch01_perceptron.ipynb
-    python -m autograder.notebooks normalize solutions/*/*.ipynb
+    python -m autograder.course to-py   solutions/ch01_perceptron/ch01_perceptron.ipynb out.py
+    python -m autograder.course from-py out.py solutions/ch01_perceptron/ch01_perceptron.ipynb
+    python -m autograder.course normalize solutions/*/*.ipynb
 """
 from __future__ import annotations
 

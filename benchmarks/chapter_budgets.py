@@ -1,9 +1,9 @@
 """Per chapter: run the solutions notebook top to bottom, and time every widget's updates.
 
-    python -m benchmarks.notebooks                      # every chapter
-    python -m benchmarks.notebooks --chapters ch02_universal_approximation,ch04_cnn
-    python -m benchmarks.notebooks --no-execute         # widgets only (or --no-widgets)
-    python -m benchmarks.notebooks --strict             # exit 1 when a budget is exceeded
+    python -m benchmarks.chapter_budgets                      # every chapter
+    python -m benchmarks.chapter_budgets --chapters ch02_universal_approximation,ch04_cnn
+    python -m benchmarks.chapter_budgets --no-execute         # widgets only (or --no-widgets)
+    python -m benchmarks.chapter_budgets --strict             # exit 1 when a budget is exceeded
 
 1. Execution: ``solutions/<chapter>/<chapter>.ipynb`` runs in a fresh kernel with nbclient
    (cwd: a temporary folder, ``MPLBACKEND=Agg``). Reported: wall time, the slowest cell, cells
@@ -91,7 +91,7 @@ def _cell_seconds(cell) -> float | None:
 
 def execute_chapter(chapter: str, timeout: int) -> dict:
     import nbclient
-    from autograder.notebooks import read, source_path
+    from autograder.course import read, source_path
 
     nb = read(source_path(chapter))
     result = {"chapter": chapter, "ok": False}
@@ -207,7 +207,7 @@ def widget_chapter(chapter: str) -> dict:
     import matplotlib.pyplot as plt
     from IPython.core.inputtransformer2 import TransformerManager
 
-    from autograder.notebooks import Chapter
+    from autograder.course import Chapter
     from autograder.reference import namespace
     from dlcourse.widgets import explorer as explorer_module
 
@@ -352,7 +352,7 @@ def print_report(results: list[dict]) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.notebooks", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.chapter_budgets", description=__doc__.split("\n")[0])
     parser.add_argument("--chapters", default="", help="comma-separated chapter ids (default: all)")
     parser.add_argument("--no-execute", action="store_true", help="skip the nbclient runs")
     parser.add_argument("--no-widgets", action="store_true", help="skip the widget latencies")
@@ -362,7 +362,7 @@ def main(argv=None) -> int:
 
     setup_process_env()
     sys.path.insert(0, str(ROOT))
-    from autograder.notebooks import chapters
+    from autograder.course import chapters
     selected = chapters()
     if args.chapters:
         wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]

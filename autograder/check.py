@@ -21,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from .notebooks import SOLUTIONS, chapters
+from .course import SOLUTIONS, chapters
 
 NOT_IMPLEMENTED = "not implemented yet (the function still raises NotImplementedError)"
 
@@ -63,7 +63,7 @@ def chapter_of(path: Path) -> str:
     known = chapters()
     ids = _grade_ids(_read_notebook(path))
     if ids:
-        from .notebooks import source_path
+        from .course import source_path
         overlap = {ch: len(ids & _grade_ids(json.loads(source_path(ch).read_text(encoding="utf-8"))))
                    for ch in known}
         best = max(overlap.values())
