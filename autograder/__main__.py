@@ -1,12 +1,30 @@
-"""Command line of the grading tools.
+"""The command line of the course tools: one parser, one verb per job.
+
+Instructors (the Makefile's targets call these):
 
     python -m autograder grade SUBMISSIONS OUT [--jobs N] [--scheduler tcp://host:port] [--unsafe-no-isolation]
-    python -m autograder export OUT          # refresh grades.csv/tests.csv after manual grading
-    python -m autograder check [--json] NOTEBOOK   # a full check of one notebook, for self-learners
+    python -m autograder export OUT                  # refresh grades.csv/tests.csv after manual grading
+    python -m autograder release [--check] [CHAPTER ...]   # course/ from solutions/ (nbgrader generate_assignment)
+
+Learners:
+
+    python -m autograder check [--json] NOTEBOOK     # a full check of one notebook, hidden tests included
+
+Authors (see solutions/README.md):
+
+    python -m autograder quickcheck CHAPTER          # in-process: reference passes, stubs and mistakes fail
+    python -m autograder grade-one CHAPTER NOTEBOOK  # one notebook through the sandboxed grader, result as JSON
+    python -m autograder to-py NOTEBOOK SCRIPT       # a notebook as a jupytext percent script
+    python -m autograder from-py SCRIPT NOTEBOOK     # ...and back, stored clean, cell ids kept
+    python -m autograder normalize NOTEBOOK ...      # strip outputs and volatile metadata
+
+Every verb is a function of a module; this file only parses. A wrong argument or path is one line on
+stderr and exit status 2, never a traceback.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -18,41 +36,77 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
-def main(argv=None) -> int:
-    parser = OneLineParser(prog="python -m autograder")
-    sub = parser.add_subparsers(dest="command", required=True)
-    grade = sub.add_parser("grade", help="grade a class of submissions")
+class UsageError(Exception):
+    """A wrong argument found after parsing: printed as one line, exit status 2."""
+
+
+def parser() -> OneLineParser:
+    top = OneLineParser(prog="python -m autograder", description=__doc__.split("\n")[0])
+    sub = top.add_subparsers(dest="command", required=True, metavar="VERB", parser_class=OneLineParser)
+
+    def verb(name, run, help, **kwargs):
+        p = sub.add_parser(name, help=help, description=help, **kwargs)
+        p.set_defaults(run=run)
+        return p
+
+    grade = verb("grade", _grade, "grade a class of submissions")
     grade.add_argument("submissions", nargs="?", default="")
     grade.add_argument("out", nargs="?", default="")
     grade.add_argument("--jobs", type=int, default=None)
     grade.add_argument("--scheduler", default=None, help="address of a Dask scheduler")
     grade.add_argument("--unsafe-no-isolation", action="store_true",
                        help="grade even where no sandbox can be made (the report says so on its first line)")
-    export = sub.add_parser("export", help="rewrite the CSVs from OUT/gradebook.db")
-    export.add_argument("out")
-    check = sub.add_parser("check", help="check one notebook, hidden tests included")
+    verb("export", _export, "rewrite the CSVs from OUT/gradebook.db").add_argument("out")
+    release = verb("release", _release, "generate course/ from solutions/ with nbgrader")
+    release.add_argument("--check", action="store_true", help="fail when course/ differs from a fresh release")
+    release.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
+    check = verb("check", _check, "check one notebook, hidden tests included")
     check.add_argument("--json", action="store_true", help="print the grader's result as JSON")
-    check.add_argument("notebook")
-    args = parser.parse_args(argv)
-
-    if args.command == "grade":
-        from .classroom import UsageError, grade_class
-        try:
-            grade_class(args.submissions, args.out, args.jobs, args.scheduler, args.unsafe_no_isolation)
-        except UsageError as exc:
-            print(f"make grade: {exc}", file=sys.stderr)
-            return 2
-        except OSError as exc:  # a folder that cannot be read or written while grading
-            print(f"make grade: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
-        return 0
-    if args.command == "export":
-        return _export(args.out)
-    from .check import main as check_main
-    return check_main((["--json"] if args.json else []) + [args.notebook])
+    check.add_argument("notebook", help="course/<chapter>/<chapter>.ipynb")
+    verb("quickcheck", _quickcheck, "run a chapter's test cells in-process against the reference, "
+         "the release stubs and its plausible mistakes").add_argument("chapter")
+    one = verb("grade-one", _grade_one, "grade one notebook through the sandboxed grader, print the result as JSON")
+    one.add_argument("chapter")
+    one.add_argument("notebook")
+    to_py = verb("to-py", _to_py, "write a notebook as a jupytext percent-format script")
+    to_py.add_argument("notebook")
+    to_py.add_argument("script")
+    from_py = verb("from-py", _from_py, "write a script back into a notebook, stored clean")
+    from_py.add_argument("script")
+    from_py.add_argument("notebook")
+    verb("normalize", _normalize, "store notebooks clean (outputs and volatile metadata removed)").add_argument(
+        "notebooks", nargs="+", metavar="NOTEBOOK")
+    return top
 
 
-def _export(out: str) -> int:
+def main(argv=None) -> int:
+    top = parser()
+    args = top.parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"{top.prog} {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+# ------------------------------------------------------------------ instructors
+
+
+def _grade(args) -> int:
+    from .classroom import UsageError as GradeUsageError, grade_class
+    try:
+        grade_class(args.submissions, args.out, args.jobs, args.scheduler, args.unsafe_no_isolation)
+    except GradeUsageError as exc:
+        print(f"make grade: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a folder that cannot be read or written while grading
+        print(f"make grade: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _export(args) -> int:
+    out = args.out
     if not out.strip():
         print("make export: usage: make export OUT=<the OUT folder of a make grade run>", file=sys.stderr)
         return 2
@@ -69,6 +123,80 @@ def _export(out: str) -> int:
         return 2
     print(f"wrote {Path(out) / 'grades.csv'} ({students} submissions) and {Path(out) / 'tests.csv'} ({cells} cells)")
     return 0
+
+
+def _release(args) -> int:
+    from . import release
+    if args.check:
+        if args.chapters:
+            raise UsageError("--check compares the whole course/: give no chapter")
+        return release.check_fresh()
+    release.generate(release.COURSE, only=_known_chapters(args.chapters) or None)
+    return 0
+
+
+# ------------------------------------------------------------------ learners
+
+
+def _check(args) -> int:
+    from .check import main as check_notebook
+    return check_notebook((["--json"] if args.json else []) + [args.notebook])
+
+
+# ------------------------------------------------------------------ authors
+
+
+def _known_chapters(names: list[str]) -> list[str]:
+    from .course import chapters
+    known = chapters()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UsageError(f"no chapter {', '.join(unknown)} in solutions/ (chapters: {', '.join(known)})")
+    return names
+
+
+def _quickcheck(args) -> int:
+    from .quickcheck import main as quickcheck
+    return quickcheck(_known_chapters([args.chapter])[0])
+
+
+def _grade_one(args) -> int:
+    _known_chapters([args.chapter])
+    _existing(args.notebook)
+    from .job import grade_submission
+    result = grade_submission({"student": "cli", "assignment": args.chapter, "notebook": f"{args.chapter}.ipynb",
+                               "path": args.notebook})
+    print(json.dumps(result.to_json(feedback=True), indent=1))
+    return 0
+
+
+def _existing(path: str) -> Path:
+    if not Path(path).is_file():
+        raise UsageError(f"{path}: {'is a folder' if Path(path).is_dir() else 'no such file'}")
+    return Path(path)
+
+
+def _to_py(args) -> int:
+    from .course import to_py
+    to_py(_existing(args.notebook), args.script)
+    return 0
+
+
+def _from_py(args) -> int:
+    from .course import from_py
+    from_py(_existing(args.script), args.notebook)
+    return 0
+
+
+def _normalize(args) -> int:
+    from .course import normalize_files
+    normalize_files([_existing(path) for path in args.notebooks])
+    return 0
+
+
+def dlcourse_check() -> int:
+    """The ``dlcourse-check NOTEBOOK`` console script: ``python -m autograder check NOTEBOOK``."""
+    return main(["check", *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -9,17 +9,16 @@ Every code cell of a notebook has one role:
 
 Markdown cells are ``prose``, or ``answer`` when they are manually graded.
 
-Command line, for authors (see solutions/README.md)::
+Authoring tools (``to_py``, ``from_py``, ``normalize_files``), on the command line (see solutions/README.md)::
 
-    python -m autograder.course to-py   solutions/ch01_perceptron/ch01_perceptron.ipynb out.py
-    python -m autograder.course from-py out.py solutions/ch01_perceptron/ch01_perceptron.ipynb
-    python -m autograder.course normalize solutions/*/*.ipynb
+    python -m autograder to-py   solutions/ch01_perceptron/ch01_perceptron.ipynb out.py
+    python -m autograder from-py out.py solutions/ch01_perceptron/ch01_perceptron.ipynb
+    python -m autograder normalize solutions/*/*.ipynb
 """
 from __future__ import annotations
 
 import ast
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,37 +147,35 @@ def write(nb, path) -> None:
     nbformat.write(nb, str(path))
 
 
-def _cli(argv: list[str]) -> int:
-    if len(argv) >= 1 and argv[0] == "normalize":
-        for path in argv[1:]:
-            write(normalize(read(path)), path)
-        return 0
-    if len(argv) == 3 and argv[0] in ("to-py", "from-py"):
-        import jupytext
-        if argv[0] == "to-py":
-            jupytext.write(read(argv[1]), argv[2], fmt="py:percent")
-        else:
-            nb = jupytext.read(argv[1])
-            old = {}
-            if Path(argv[2]).exists():  # keep cell ids stable across round trips
-                old = {(c.cell_type, c.source): c.get("id") for c in read(argv[2]).cells}
-            nb = nbformat.v4.upgrade(nb) if nb.nbformat < 4 else nb
-            nb.nbformat, nb.nbformat_minor = 4, 5
-            for i, cell in enumerate(nb.cells):
-                cell["id"] = old.get((cell.cell_type, cell.source)) or grade_id(cell) or f"cell-{i:03d}"
-            seen = set()
-            for i, cell in enumerate(nb.cells):
-                if cell["id"] in seen:
-                    cell["id"] = f"{cell['id']}-{i:03d}"
-                seen.add(cell["id"])
-            write(normalize(nb), argv[2])
-        return 0
-    print(__doc__, file=sys.stderr)
-    return 2
+def normalize_files(paths) -> None:
+    """Rewrite each notebook stored clean (outputs, execution counts and volatile metadata removed)."""
+    for path in paths:
+        write(normalize(read(path)), path)
 
 
-if __name__ == "__main__":
-    raise SystemExit(_cli(sys.argv[1:]))
+def to_py(notebook, script) -> None:
+    """The notebook as a jupytext percent-format script, to author as text."""
+    import jupytext
+    jupytext.write(read(notebook), str(script), fmt="py:percent")
+
+
+def from_py(script, notebook) -> None:
+    """The script back into the notebook, stored clean; the cell ids of an existing notebook are kept."""
+    import jupytext
+    nb = jupytext.read(str(script))
+    old = {}
+    if Path(notebook).exists():  # keep cell ids stable across round trips
+        old = {(c.cell_type, c.source): c.get("id") for c in read(notebook).cells}
+    nb = nbformat.v4.upgrade(nb) if nb.nbformat < 4 else nb
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = old.get((cell.cell_type, cell.source)) or grade_id(cell) or f"cell-{i:03d}"
+    seen = set()
+    for i, cell in enumerate(nb.cells):
+        if cell["id"] in seen:
+            cell["id"] = f"{cell['id']}-{i:03d}"
+        seen.add(cell["id"])
+    write(normalize(nb), notebook)
 
 
 @dataclass
@@ -196,3 +193,10 @@ class Chapter:
 
     def test_cells(self) -> dict[str, nbformat.NotebookNode]:
         return {grade_id(c): c for c in self.cells("tests")}
+
+
+if __name__ == "__main__":  # the old spelling `python -m autograder.course to-py ...`: one parser decides
+    import sys
+
+    from .__main__ import main
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,8 +1,8 @@
 """Generate the student release ``course/`` from ``solutions/`` with nbgrader.
 
-    python -m autograder.release            # regenerate course/ (what `make release` runs)
-    python -m autograder.release ch01_perceptron   # regenerate one chapter's release
-    python -m autograder.release --check    # fail when course/ differs from a fresh release
+    python -m autograder release                    # regenerate course/ (what `make release` runs)
+    python -m autograder release ch01_perceptron    # regenerate one chapter's release
+    python -m autograder release --check            # fail when course/ differs from a fresh release
 
 nbgrader's ``generate_assignment`` replaces solutions by stubs and removes hidden
 tests; the same command works by hand from the repository root with the
@@ -26,14 +26,11 @@ def nbgrader_api(release_dir: Path, db_url: str, exchange: str):
     bin_dir = os.path.dirname(sys.executable)
     if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    from .nbgrader_settings import configure
+
     config = Config()
-    config.CourseDirectory.root = str(ROOT)
-    config.CourseDirectory.source_directory = "solutions"
+    configure(config, ROOT, source="solutions", db_url=db_url, sandboxed=False)
     config.CourseDirectory.release_directory = str(release_dir)
-    config.CourseDirectory.db_url = db_url
-    config.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
-    config.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
-    config.ClearSolutions.text_stub = "YOUR ANSWER HERE"
     config.Exchange.root = exchange
     return NbGraderAPI(config=config)
 
@@ -57,20 +54,14 @@ def differences(a: Path, b: Path) -> list[str]:
     return sorted(k for k in left.keys() | right.keys() if left.get(k) != right.get(k))
 
 
-def main(argv: list[str]) -> int:
-    if argv and argv[0] == "--check":
-        with tempfile.TemporaryDirectory() as tmp:
-            fresh = Path(tmp) / "course"
-            generate(fresh)
-            diff = differences(COURSE, fresh)
-        if diff:
-            print("course/ is stale or was edited by hand; run `make release`. Differs:", *diff, sep="\n  ")
-            return 1
-        print("course/ matches a fresh release of solutions/")
-        return 0
-    generate(COURSE, only=argv or None)  # chapter ids given: only those
+def check_fresh() -> int:
+    """0 when course/ equals a fresh release of solutions/, else 1 (and which files differ)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        fresh = Path(tmp) / "course"
+        generate(fresh)
+        diff = differences(COURSE, fresh)
+    if diff:
+        print("course/ is stale or was edited by hand; run `make release`. Differs:", *diff, sep="\n  ")
+        return 1
+    print("course/ matches a fresh release of solutions/")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

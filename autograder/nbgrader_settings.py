@@ -1,0 +1,38 @@
+"""The course's nbgrader settings, in one place.
+
+Every nbgrader run of this project gets them from ``configure``: the shipped ``nbgrader_config.py``
+(plain ``nbgrader`` commands and the formgrader from the repository root), ``make release``
+(autograder/release.py), the ``nbgrader_config.py`` a grading run writes into its OUT folder
+(autograder/outputs.py) and the stock-nbgrader benchmark (benchmarks/grading/stock.py).
+"""
+from __future__ import annotations
+
+import os
+
+COURSE_ID = "dlcourse"
+# Only the notebook travels with an assignment; authoring notes stay behind.
+IGNORE = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
+CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
+TEXT_STUB = "YOUR ANSWER HERE"
+
+
+def configure(c, root, *, source: str = "solutions", db_url: str | None = None, sandboxed: bool = True) -> None:
+    """Set the course's nbgrader settings on ``c`` (``get_config()`` or a ``traitlets.config.Config``).
+
+    ``root``: the course directory; ``source``: its folder of source assignments (relative to ``root``,
+    or absolute); ``db_url``: the gradebook (default ``<root>/gradebook.db``); ``sandboxed``: autograde
+    with the hardened grader (``autograder.nbgrader_plugin``) instead of stock nbgrader's in-kernel run.
+    """
+    c.CourseDirectory.course_id = COURSE_ID
+    c.CourseDirectory.root = str(root)
+    c.CourseDirectory.source_directory = str(source)
+    c.CourseDirectory.db_url = db_url or "sqlite:///" + os.path.join(str(root), "gradebook.db")
+    c.CourseDirectory.ignore = list(IGNORE)
+    c.ClearSolutions.code_stub = {"python": CODE_STUB}
+    c.ClearSolutions.text_stub = TEXT_STUB
+    c.ClearSolutions.enforce_metadata = True
+    c.ClearHiddenTests.enforce_metadata = True
+    c.Execute.allow_errors = True  # stock nbgrader only: a failing cell is a verdict, not the end of the run
+    if sandboxed:
+        from .nbgrader_plugin import configure as use_the_sandboxed_grader
+        use_the_sandboxed_grader(c)
