@@ -26,15 +26,10 @@ from .course import ROOT, grade_id, role, split_hidden
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
 grade the free-response answers by hand, then `make export OUT={out}` to refresh the CSVs."""
-c = get_config()  # noqa: F821
-c.CourseDirectory.root = {out!r}
-c.CourseDirectory.source_directory = {source!r}
-c.CourseDirectory.db_url = "sqlite:///" + {db!r}
-c.CourseDirectory.course_id = "dlcourse"
-import sys  # noqa: E402 - the course's grader, for autograding from this formgrader too
-sys.path.insert(0, {root!r})
-from autograder.nbgrader_plugin import configure  # noqa: E402
-configure(c)
+import sys
+sys.path.insert(0, {root!r})  # the course's settings and grader, for autograding from this formgrader too
+from autograder.nbgrader_settings import configure  # noqa: E402
+configure(get_config(), {out!r}, source={source!r}, db_url="sqlite:///" + {db!r})  # noqa: F821
 '''
 
 
