@@ -33,7 +33,7 @@ test-browser: setup
 	REQUIRE_BROWSER=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests
 
 release: setup
-	$(BIN)/python -m autograder.release
+	$(BIN)/python -m autograder release
 
 grade: setup
 	@MPLBACKEND=Agg $(BIN)/python -m autograder grade "$(SUBMISSIONS)" "$(OUT)" $(if $(SCHEDULER),--scheduler "$(SCHEDULER)") $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(UNSAFE),--unsafe-no-isolation)
@@ -44,10 +44,14 @@ export: setup
 check: setup
 	@MPLBACKEND=Agg $(BIN)/python -m autograder check "$(NOTEBOOK)"
 
+# Chapter budgets, grading throughput against stock nbgrader, widget latency in a browser, and Binder
+# rehearsed (a clean virtualenv from binder/ alone, every chapter on 1 CPU and 2 GB; BINDER_WHEELS=<folder>:
+# torch's +cpu wheel from there where its index cannot be reached and pip's own configuration has none).
 benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.chapter_budgets
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading --stock-sample 3
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.widget_latency --strict
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks.binder $(if $(BINDER_WHEELS),--wheels "$(BINDER_WHEELS)")
 
 clean:
 	rm -rf $(VENV) grading build out

@@ -32,7 +32,8 @@ import threading
 import time
 import traceback
 
-from .common import ROOT, load_warning, fmt, machine, median, setup_process_env, table, write_json
+from .common import (ROOT, chapters_option, fmt, machine, median, print_load_warning, selected_chapters,
+                     setup_process_env, table, write_json)
 
 BUDGET_SECONDS = 60.0
 BUDGET_MB = 1536.0
@@ -353,7 +354,7 @@ def print_report(results: list[dict]) -> None:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.chapter_budgets", description=__doc__.split("\n")[0])
-    parser.add_argument("--chapters", default="", help="comma-separated chapter ids (default: all)")
+    chapters_option(parser)
     parser.add_argument("--no-execute", action="store_true", help="skip the nbclient runs")
     parser.add_argument("--no-widgets", action="store_true", help="skip the widget latencies")
     parser.add_argument("--timeout", type=int, default=600, help="nbclient timeout per cell (s)")
@@ -362,14 +363,7 @@ def main(argv=None) -> int:
 
     setup_process_env()
     sys.path.insert(0, str(ROOT))
-    from autograder.course import chapters
-    selected = chapters()
-    if args.chapters:
-        wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]
-        unknown = sorted(set(wanted) - set(selected))
-        if unknown:
-            parser.error(f"unknown chapters: {', '.join(unknown)} (known: {', '.join(selected)})")
-        selected = [c for c in selected if c in wanted]
+    selected = selected_chapters(parser, args.chapters)
 
     start_machine = machine()
     results = []
@@ -393,9 +387,7 @@ def main(argv=None) -> int:
         results.append(entry)
 
     print_report(results)
-    warning = load_warning()
-    if warning:
-        print(warning)
+    print_load_warning()
     path = write_json("notebooks", {"machine": machine(), "machine_at_start": start_machine, "budgets": {
         "chapter_seconds": BUDGET_SECONDS, "chapter_mb": BUDGET_MB, "widget_median_ms": BUDGET_WIDGET_MS},
         "chapters": results})

@@ -12,6 +12,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results"
 BIN = os.path.dirname(sys.executable)
+PY = sys.executable
+
+
+def log(tag: str, message: str) -> None:
+    """A progress line on stderr: ``[tag] message``."""
+    print(f"[{tag}] {message}", file=sys.stderr, flush=True)
 
 
 def child_env(**extra) -> dict:
@@ -87,3 +93,24 @@ def load_warning(cores: int | None = None) -> str | None:
         return (f"note: load average {one:.1f} / {five:.1f} (1 / 5 min) on {cores} cores: other work shares "
                 f"the machine, timings are pessimistic")
     return None
+
+
+def chapters_option(parser) -> None:
+    parser.add_argument("--chapters", default="", help="comma-separated chapter ids (default: all)")
+
+
+def selected_chapters(parser, wanted: str) -> list[str]:
+    """The course's chapters, or those of the comma-separated ``wanted`` (an unknown one: a usage error)."""
+    from autograder.course import chapters
+    known = chapters()
+    names = [c.strip() for c in wanted.split(",") if c.strip()]
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        parser.error(f"unknown chapters: {', '.join(unknown)} (known: {', '.join(known)})")
+    return [c for c in known if c in names] if names else known
+
+
+def print_load_warning() -> None:
+    warning = load_warning()
+    if warning:
+        print(warning)

@@ -32,7 +32,8 @@ import statistics
 import sys
 import time
 
-from .common import RESULTS, ROOT, load_warning, machine, setup_process_env, table, write_json
+from .common import (RESULTS, ROOT, chapters_option, machine, print_load_warning, selected_chapters,
+                     setup_process_env, table, write_json)
 
 BUDGET_MEDIAN_MS = {2: 100.0, 1: 200.0}
 BUDGET_WORST_MS = {2: 300.0}
@@ -418,7 +419,7 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.widget_latency", description=__doc__.split("\n")[0])
-    parser.add_argument("--chapters", default="", help="comma-separated chapter ids (default: all)")
+    chapters_option(parser)
     parser.add_argument("--cpus", default="2,1", help="runs to make: 2 (two cores), 1 (taskset -c 0); default 2,1")
     parser.add_argument("--moves", type=int, default=3, help="moves per control (default 3)")
     parser.add_argument("--first-control", action="store_true", help="move only the first control of each widget")
@@ -436,14 +437,7 @@ def main(argv=None) -> int:
     setup_process_env()
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
-    from autograder.course import chapters
-    selected = chapters()
-    if args.chapters:
-        wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]
-        unknown = sorted(set(wanted) - set(selected))
-        if unknown:
-            parser.error(f"unknown chapters: {', '.join(unknown)}")
-        selected = [c for c in selected if c in wanted]
+    selected = selected_chapters(parser, args.chapters)
     from tests.test_browser import CHROMIUM
     if not os.path.isfile(CHROMIUM):
         print(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
@@ -466,9 +460,7 @@ def main(argv=None) -> int:
         if c.strip():
             runs.append(run(int(c), selected, args.moves, not args.first_control, on_chapter=save))
     print_report(runs)
-    warning = load_warning()
-    if warning:
-        print(warning)
+    print_load_warning()
     save()
     print(f"\nresults: benchmarks/results/{args.output}.json")
     return 1 if args.strict and any(run["flags"] for run in runs) else 0

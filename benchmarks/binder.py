@@ -1,13 +1,16 @@
 """Rehearse Binder here: build its environment from binder/ alone, then run every chapter under its limits.
 
-    python3.11 binder/rehearse.py                      # a fresh virtualenv in /tmp/binder-rehearsal
-    python3.11 binder/rehearse.py --reuse              # keep an environment already built there
-    python3.11 binder/rehearse.py --chapters ch01_perceptron --json /tmp/binder.json
-    python3.11 binder/rehearse.py --wheels /opt/wheels  # torch's +cpu wheel from a folder, not its index
+    python -m benchmarks.binder                        # a fresh virtualenv in /tmp/binder-rehearsal
+    python -m benchmarks.binder --reuse                # keep an environment already built there
+    python -m benchmarks.binder --chapters ch01_perceptron
+    python -m benchmarks.binder --wheels /opt/wheels   # torch's +cpu wheel from a folder, not its index
 
 1. A clean virtualenv gets ``binder/requirements.txt`` only (as repo2docker does: pip, CPU torch),
    then ``binder/postBuild`` runs from the repository root (installs the course package, builds
-   matplotlib's font cache, turns the instructor extensions off).
+   matplotlib's font cache, turns the instructor extensions off). PyTorch's CPU index is used
+   when it can be reached; where it cannot (an offline machine, CI), the same pinned ``+cpu``
+   wheel comes from what pip is configured with (its find-links, registry or cache), or from
+   ``--wheels DIR``.
 2. The extensions are what a learner should see: nbgrader's formgrader, course list and
    create-assignment off (JupyterLab plugins disabled and locked, server extensions disabled),
    the assignment list and validate on.
@@ -16,8 +19,9 @@
    space (``prlimit --as``: stricter than Binder's 2 GB of resident memory). Reported per chapter:
    wall time, the peak resident memory of the largest process (the kernel), and whether it ran clean.
 
-Exit status 0 when the environment was built, the extensions are right and every chapter ran within
-the limits and the per-chapter budget (60 s on Binder's one CPU).
+Results: ``benchmarks/results/binder.json`` (and a timestamped copy). Exit status 0 when the environment
+was built, the extensions are right and every chapter ran within the limits and the per-chapter budget
+(60 s on Binder's one CPU).
 """
 from __future__ import annotations
 
@@ -25,13 +29,16 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parents[1]
+from .common import ROOT, chapters_option, machine, print_load_warning, selected_chapters, table, write_json
+
 BINDER = ROOT / "binder"
 MEMORY_BYTES = 2 * 1024 ** 3
 BUDGET_SECONDS = 60.0
@@ -41,27 +48,44 @@ LEARNER_ON = ("@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:validate-a
               "nbgrader.server_extensions.assignment_list", "nbgrader.server_extensions.validate_assignment")
 
 
-def requirements(wheels: str) -> Path:
-    """binder/requirements.txt; with ``wheels``, its PyTorch index replaced by that folder of wheels
-    (where download.pytorch.org cannot be reached: the same pinned ``+cpu`` wheel, from a local copy)."""
-    if not wheels:
-        return BINDER / "requirements.txt"
-    lines = [f"--find-links {Path(wheels).resolve()}" if line.startswith("--extra-index-url") else line
-             for line in (BINDER / "requirements.txt").read_text().splitlines()]
+def reachable(url: str, seconds: float = 5.0) -> bool:
+    parsed = urlparse(url)
+    try:
+        with socket.create_connection((parsed.hostname, parsed.port or 443), timeout=seconds):
+            return True
+    except OSError:
+        return False
+
+
+def requirements(wheels: str) -> tuple[Path, str]:
+    """(binder/requirements.txt as pip gets it, where torch comes from). With ``wheels``, its PyTorch
+    index is replaced by that folder of wheels; when the index cannot be reached, it is left out and
+    pip finds the same pinned ``+cpu`` wheel where it is configured to look (find-links, registry, cache)."""
+    lines = (BINDER / "requirements.txt").read_text().splitlines()
+    index = next((line.split()[-1] for line in lines if line.startswith("--extra-index-url")), "")
+    if not wheels and (not index or reachable(index)):
+        return BINDER / "requirements.txt", index or "pip's configuration"
+    source = str(Path(wheels).resolve()) if wheels else "pip's configuration (the PyTorch index is unreachable)"
+    lines = [line for line in lines if not line.startswith("--extra-index-url")]
+    if wheels:
+        lines.insert(0, f"--find-links {Path(wheels).resolve()}")
     path = Path(tempfile.mkdtemp(prefix="binder-req-")) / "requirements.txt"
     path.write_text("\n".join(lines) + "\n")
-    return path
+    return path, source
 
 
-def build(venv: Path, reuse: bool, wheels: str = "") -> float:
-    started = time.monotonic()
+def build(venv: Path, reuse: bool, wheels: str = "") -> tuple[float, str]:
+    """(seconds, where torch came from): a fresh virtualenv with binder/requirements.txt, then postBuild."""
+    started, source = time.monotonic(), "reused"
     if not (reuse and (venv / "bin" / "jupyter").exists()):
         shutil.rmtree(venv, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        base = getattr(sys, "_base_executable", sys.executable)  # not this checkout's .venv
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+        path, source = requirements(wheels)
         subprocess.run([str(venv / "bin" / "pip"), "install", "--disable-pip-version-check", "-q",
-                        "-r", str(requirements(wheels))], check=True, cwd=ROOT)
+                        "-r", str(path)], check=True, cwd=ROOT)
     subprocess.run(["bash", str(BINDER / "postBuild")], check=True, cwd=ROOT, env=venv_env(venv))
-    return time.monotonic() - started
+    return time.monotonic() - started, source
 
 
 def venv_env(venv: Path) -> dict:
@@ -91,10 +115,6 @@ def extensions(venv: Path) -> dict:
     return state
 
 
-def chapters() -> list[str]:
-    return sorted(p.name for p in (ROOT / "solutions").iterdir() if (p / f"{p.name}.ipynb").is_file())
-
-
 def run_chapter(venv: Path, chapter: str, seconds: float = 600) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"binder-{chapter}-") as tmp:
         stats = Path(tmp) / "time.txt"
@@ -115,40 +135,45 @@ def run_chapter(venv: Path, chapter: str, seconds: float = 600) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.binder", description=__doc__.split("\n")[0])
     parser.add_argument("--venv", default="/tmp/binder-rehearsal")
     parser.add_argument("--reuse", action="store_true", help="reuse an environment already built at --venv")
-    parser.add_argument("--chapters", default="", help="comma-separated chapter ids (default: all)")
-    parser.add_argument("--json", default="", help="write the results there too")
+    chapters_option(parser)
     parser.add_argument("--wheels", default="", help="a folder holding the pinned torch +cpu wheel, used instead of "
                                                      "download.pytorch.org (offline machines)")
     args = parser.parse_args(argv)
+    selected = selected_chapters(parser, args.chapters)
     venv = Path(args.venv)
     for tool in ("taskset", "prlimit"):
         if shutil.which(tool) is None:
-            print(f"rehearse: {tool} is missing (util-linux)", file=sys.stderr)
+            print(f"benchmarks.binder: {tool} is missing (util-linux)", file=sys.stderr)
             return 2
-    built = build(venv, args.reuse, args.wheels)
-    print(f"environment from binder/ built in {built:.0f} s at {venv}")
+    start_machine = machine()
+    built, torch_from = build(venv, args.reuse, args.wheels)
+    print(f"environment from binder/ built in {built:.0f} s at {venv} (torch from {torch_from})")
     state = extensions(venv)
     wrong = [n for n in LEARNER_OFF if state[n]] + [n for n in LEARNER_ON if not state[n]]
     for name in LEARNER_OFF + LEARNER_ON:
         print(f"  {'on ' if state[name] else 'off'}  {name}")
     results = []
-    print(f"\n{'chapter':<32} {'seconds':>8} {'peak MB':>8}  (1 CPU, {MEMORY_BYTES // 2**20} MB address space)")
-    for chapter in (args.chapters.split(",") if args.chapters else chapters()):
-        r = run_chapter(venv, chapter)
-        results.append(r)
-        flag = "" if r["ok"] and r["seconds"] <= BUDGET_SECONDS else f"  ✗ {r['error'] or 'over the 60 s budget'}"
-        print(f"{chapter:<32} {r['seconds']:>8.1f} {r['peak_mb']:>8.0f}{flag}")
-    report = {"build_seconds": built, "extensions": state, "chapters": results,
-              "limits": {"cpus": 1, "address_space_bytes": MEMORY_BYTES}}
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=1))
-    bad = wrong or [r for r in results if not r["ok"] or r["seconds"] > BUDGET_SECONDS]
+    for chapter in selected:
+        print(f"[binder] {chapter} on 1 CPU, {MEMORY_BYTES // 2**20} MB of address space ...", file=sys.stderr, flush=True)
+        results.append(run_chapter(venv, chapter))
+    over = [r for r in results if not r["ok"] or r["seconds"] > BUDGET_SECONDS]
+    print(f"\nChapters under Binder's limits (1 CPU: taskset -c 0; {MEMORY_BYTES // 2**20} MB address space: "
+          f"prlimit --as; budget {BUDGET_SECONDS:.0f} s)")
+    print(table([[r["chapter"], f"{r['seconds']:.1f}", f"{r['peak_mb']:.0f}",
+                  "ok" if r not in over else (r["error"] or f"over the {BUDGET_SECONDS:.0f} s budget")]
+                 for r in results], ["chapter", "seconds", "peak MB", ""]))
     if wrong:
         print("extensions in the wrong state for learners:", ", ".join(wrong))
-    return 1 if bad else 0
+    print_load_warning()
+    path = write_json("binder", {"machine": machine(), "machine_at_start": start_machine, "build_seconds": built,
+                                 "torch_from": torch_from, "extensions": state, "chapters": results,
+                                 "limits": {"cpus": 1, "address_space_bytes": MEMORY_BYTES,
+                                            "budget_seconds": BUDGET_SECONDS}})
+    print(f"\nresults: {path.relative_to(ROOT)}")
+    return 1 if wrong or over else 0
 
 
 if __name__ == "__main__":
