@@ -1,4 +1,4 @@
-"""A fast, in-process check for authors: ``python -m autograder.quickcheck ch01_perceptron``.
+"""A fast, in-process check for authors: ``python -m autograder quickcheck ch01_perceptron``.
 
 Runs every test cell (public and hidden) in one Python process, the way a
 student's kernel would, against: the reference (must pass), the release stubs
@@ -98,5 +98,6 @@ def main(chapter: str) -> int:
     return 1 if failures else 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1]))
+if __name__ == "__main__":  # the old spelling `python -m autograder.quickcheck CHAPTER`: one parser decides
+    from .__main__ import main as command_line
+    raise SystemExit(command_line(["quickcheck", *sys.argv[1:]]))

@@ -1,5 +1,10 @@
-"""Benchmark scripts (not timed tests): ``python -m benchmarks.chapter_budgets``, ``python -m benchmarks.grading``.
+"""Benchmark scripts (not timed tests), each ``python -m benchmarks.<name> [--help]``, all run by ``make benchmark``.
 
-Both print a table and write JSON to ``benchmarks/results/`` (gitignored); ``make benchmark``
-runs both. See each module's docstring for its options.
+- ``chapter_budgets``: every chapter's run time and peak memory, the Python render time of its widgets;
+- ``grading``: the class grader's throughput against stock nbgrader (a package: one module per job);
+- ``widget_latency``: widget latency end to end in JupyterLab in a real browser;
+- ``binder``: Binder rehearsed (a clean environment from binder/ alone, every chapter on 1 CPU, 2 GB).
+
+Each prints a table and writes JSON to ``benchmarks/results/`` (gitignored); ``common`` holds what
+they share (environment, chapter selection, tables, results).
 """
