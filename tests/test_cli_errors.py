@@ -191,8 +191,27 @@ def test_make_export_rewrites_the_csvs_or_says_in_one_line_what_is_wrong(tmp_pat
     one_line_error(make("export", f"OUT={tmp_path / 'damaged'}"), "could not export")
 
 
-def test_cli_argument_errors_are_one_line():
-    for args in (["frobnicate"], ["grade", "--jobs", "x"], ["check"]):
+def test_cli_argument_errors_are_one_line(tmp_path):
+    missing = str(tmp_path / "nope.ipynb")
+    cases = [(["frobnicate"], "invalid choice"), (["grade", "--jobs", "x"], "--jobs"),
+             (["check"], "required"), (["release", "ch99_nope"], "no chapter ch99_nope"),
+             (["release", "--check", CHAPTER], "give no chapter"), (["quickcheck", "ch99_nope"], "no chapter"),
+             (["grade-one", CHAPTER, missing], "no such file"), (["to-py", missing, str(tmp_path / "x.py")],
+                                                                  "no such file"),
+             (["from-py", str(tmp_path / "x.py"), missing], "no such file"), (["normalize", str(tmp_path)],
+                                                                                "is a folder")]
+    for args, needle in cases:
         done = subprocess.run([sys.executable, "-m", "autograder", *args], cwd=ROOT, capture_output=True,
                               text=True, timeout=60)
-        one_line_error(done, "python -m autograder")
+        assert done.returncode == 2, (args, done.stderr)
+        one_line_error(done, "python -m autograder", needle)
+
+
+def test_every_verb_has_one_parser_and_help():
+    from autograder.__main__ import parser
+    verbs = parser()._subparsers._group_actions[0].choices
+    assert {"grade", "export", "release", "check", "quickcheck", "grade-one", "to-py", "from-py",
+            "normalize"} <= set(verbs)
+    done = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and all(verb in done.stdout for verb in verbs), done.stdout
