@@ -139,8 +139,8 @@ def _release(args) -> int:
 
 
 def _check(args) -> int:
-    from .check import main as check_notebook
-    return check_notebook((["--json"] if args.json else []) + [args.notebook])
+    from .check import run
+    return run(args.notebook, args.json)
 
 
 # ------------------------------------------------------------------ authors

@@ -6,8 +6,9 @@ The notebook is graded exactly as in ``make grade`` (sandboxed, hidden tests
 included) and a table per exercise is printed: score, and for every failing
 check its description and message. Hidden checks show their description and
 message only, never their code: the grader's result holds nothing else.
-``--json`` prints the grader's result instead (without the graded notebook),
-for ``dlcourse.selfcheck.check_my_work`` in the student's kernel.
+``--json`` prints the grader's result instead (``SubmissionResult.to_json``:
+without the graded notebook, with its ``totals`` and ``notes``), for
+``dlcourse.selfcheck.check_my_work`` in the student's kernel.
 
 Exit status: 0 when the notebook was checked (whatever its score), 2 when it
 could not be (no such file, not a chapter of this course).
@@ -22,6 +23,7 @@ import textwrap
 from pathlib import Path
 
 from .course import SOLUTIONS, chapters
+from .result import SubmissionResult, points
 
 NOT_IMPLEMENTED = "not implemented yet (the function still raises NotImplementedError)"
 
@@ -82,8 +84,8 @@ def chapter_of(path: Path) -> str:
                          f"{', '.join(known)}")
 
 
-def check(path) -> dict:
-    """The grader's result for the notebook at ``path`` (``notebook_json`` left out)."""
+def check(path) -> SubmissionResult:
+    """The grader's result for the notebook at ``path`` (the graded notebook left out)."""
     if not str(path).strip():
         raise SelfCheckError("no notebook given: make check NOTEBOOK=course/<chapter>/<chapter>.ipynb")
     path = Path(path).expanduser()
@@ -98,7 +100,7 @@ def check(path) -> dict:
     unsafe = probe() is not None
     result = grade_submission({"student": "you", "assignment": chapter, "notebook": path.name,
                                "path": str(path.resolve()), "unsafe": unsafe})  # your own link is fine
-    result.pop("notebook_json", None)
+    result.notebook_json = None
     return result
 
 
@@ -114,103 +116,64 @@ def exercise_name(grade_id: str) -> str:
     return grade_id[5:] if grade_id.startswith("test_") else grade_id
 
 
-def _points(x: float) -> str:
-    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
-
-
-def summary(result: dict) -> dict:
-    """Totals of the automatically graded cells, and of the answers graded by hand."""
-    score = sum(c["score"] for c in result.get("cells", []))
-    points = sum(c["points"] for c in result.get("cells", []))
-    manual = sum(m["points"] for m in result.get("manual", []))
-    return {"score": score, "points": points, "manual_points": manual}
-
-
-def unanswered(answer: dict) -> bool:
-    """A written answer still empty: the grader said so, or only the release's placeholder is left."""
-    text = str(answer.get("answer") or "").replace("YOUR ANSWER HERE", "")
-    return answer.get("score") == 0.0 or not text.strip()
-
-
-def notes(result: dict) -> list[str]:
-    """What else the student should know: repaired cells, errors while running the notebook, limits."""
-    out = list(result.get("problems") or [])
-    for where, error in (result.get("cell_errors") or {}).items():
-        out.append(f"running {where} raised {error}")
-    if result.get("restarts"):
-        out.append(f"your code had to be restarted {result['restarts']} time(s) (a crash or a time limit)")
-    if result.get("status") not in (None, "graded"):
-        out.append(f"grading status: {result['status']}")
-    for answer in result.get("manual") or []:
-        if unanswered(answer):
-            out.append(f"the written answer {answer['grade_id']} ({_points(answer['points'])} points) "
-                       f"is still empty")
-    return out
-
-
-def format_table(result: dict, path: str = "", width: int = 100) -> str:
+def format_table(result: SubmissionResult, path: str = "", width: int = 100) -> str:
     wrap = lambda text, indent: textwrap.fill(text, width, initial_indent=indent,  # noqa: E731
                                               subsequent_indent=indent + "    ")
-    lines = [f"Self-check of {result['assignment']}" + (f" ({path})" if path else ""),
+    lines = [f"Self-check of {result.assignment}" + (f" ({path})" if path else ""),
              "This checks the notebook as saved on disk: save it first (Ctrl+S).", ""]
-    name_width = max([len(exercise_name(c["grade_id"])) for c in result.get("cells", [])] + [8])
+    name_width = max([len(exercise_name(c.grade_id)) for c in result.cells] + [8])
     lines.append(f"{'exercise':<{name_width}}  {'score':>9}  checks passed")
     lines.append("-" * min(width, name_width + 30))
-    for cell in result.get("cells", []):
-        checks = cell.get("checks") or []
-        passed = sum(c["passed"] for c in checks)
-        mark = "ok" if cell["score"] >= cell["points"] - 1e-9 else "  "
-        lines.append(f"{exercise_name(cell['grade_id']):<{name_width}}  "
-                     f"{_points(cell['score']) + '/' + _points(cell['points']):>9}  "
-                     f"{passed}/{len(checks)} {mark}".rstrip())
-        for c in checks:
-            if not c["passed"]:
-                kind = "hidden check" if c["hidden"] else "check"
-                text = f"✗ {kind}: {c['description']}"
-                if c.get("message"):
-                    text += f" — {friendly(c['message'])}"
+    for cell in result.cells:
+        mark = "ok" if cell.full else "  "
+        lines.append(f"{exercise_name(cell.grade_id):<{name_width}}  "
+                     f"{points(cell.score) + '/' + points(cell.points):>9}  "
+                     f"{cell.passed}/{len(cell.checks)} {mark}".rstrip())
+        for c in cell.checks:
+            if not c.passed:
+                kind = "hidden check" if c.hidden else "check"
+                text = f"✗ {kind}: {c.description}"
+                if c.message:
+                    text += f" — {friendly(c.message)}"
                 lines.append(wrap(text, "    "))
-        if cell.get("error"):
-            lines.append(wrap(f"✗ the test cell stopped: {friendly(cell['error'])}", "    "))
-        elif cell.get("status") not in (None, "ok"):
-            lines.append(wrap(f"✗ {cell['status']}", "    "))
-    totals = summary(result)
+        if cell.error:
+            lines.append(wrap(f"✗ the test cell stopped: {friendly(cell.error)}", "    "))
+        elif cell.status != "ok":
+            lines.append(wrap(f"✗ {cell.status}", "    "))
+    totals = result.totals()
     lines.append("-" * min(width, name_width + 30))
-    lines.append(f"{'total':<{name_width}}  {_points(totals['score']) + '/' + _points(totals['points']):>9}")
-    if totals["manual_points"]:
-        lines.append(f"(plus {_points(totals['manual_points'])} points of written answers, graded by hand)")
-    extra = notes(result)
+    lines.append(f"{'total':<{name_width}}  {points(totals.auto_score) + '/' + points(totals.auto_points):>9}")
+    if totals.manual_points:
+        lines.append(f"(plus {points(totals.manual_points)} points of written answers, graded by hand)")
+    extra = result.notes()
     if extra:
         lines += ["", "Notes:"] + [wrap(f"- {n}", "  ") for n in extra]
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
-    from .__main__ import OneLineParser
-    parser = OneLineParser(prog="python -m autograder check",
-                                     description="Check one notebook of the course, hidden tests included.")
-    parser.add_argument("--json", action="store_true", help="print the grader's result as JSON")
-    parser.add_argument("notebook", help="course/<chapter>/<chapter>.ipynb")
-    args = parser.parse_args(argv)
+def run(notebook: str, as_json: bool = False) -> int:
+    """``python -m autograder check [--json] NOTEBOOK``: print the table (or the JSON); the exit status."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
-        if args.json:  # keep stdout for the JSON alone, whatever the tests print
+        if as_json:  # keep stdout for the JSON alone, whatever the tests print
             with contextlib.redirect_stdout(sys.stderr):
-                result = check(args.notebook)
+                result = check(notebook)
         else:
-            result = check(args.notebook)
+            result = check(notebook)
     except SelfCheckError as exc:
-        if args.json:
+        if as_json:
             print(json.dumps({"error": str(exc)}))
         else:
             print(f"check: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        print(json.dumps(result, indent=1))
+    if as_json:
+        print(json.dumps(result.to_json(feedback=True, summary=True), indent=1))
     else:
-        print(format_table(result, args.notebook))
+        print(format_table(result, notebook))
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+def main(argv=None) -> int:
+    """The ``dlcourse-check`` console script: the command line's ``check`` verb (one parser, in __main__)."""
+    from .__main__ import main as command_line
+    return command_line(["check", *(sys.argv[1:] if argv is None else argv)])

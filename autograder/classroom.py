@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from .course import chapters
+from .result import SubmissionResult
 
 log = logging.getLogger("autograder")
 
@@ -138,7 +139,7 @@ def _init_worker():
     _font_cache()
 
 
-def _safe_job(task: dict) -> dict:
+def _safe_job(task: dict) -> SubmissionResult:
     from .job import grade_submission
     limits = os.environ.get("AUTOGRADER_LIMITS")
     if limits and not task.get("limits"):
@@ -146,17 +147,12 @@ def _safe_job(task: dict) -> dict:
     try:
         return grade_submission(task)
     except Exception as exc:  # noqa: BLE001 - a grader bug must not stop the class
-        return _failed(task, f"the grader failed on this notebook ({type(exc).__name__}: {exc})")
+        return SubmissionResult.failed(task, f"the grader failed on this notebook ({type(exc).__name__}: {exc})")
 
 
-def _failed(task: dict, problem: str, status: str = "error") -> dict:
-    return {**task, "status": status, "problems": task.get("problems", []) + [problem],
-            "cells": [], "manual": [], "cell_errors": {}, "restarts": 0, "notebook_json": None, "seconds": 0}
-
-
-def _progress(result: dict, done: int, total: int) -> None:
-    log.info("[%d/%d] %s/%s: %s in %.1f s", done, total, result["student"], result["assignment"],
-             result["status"], result.get("seconds", 0))
+def _progress(result: SubmissionResult, done: int, total: int) -> None:
+    log.info("[%d/%d] %s/%s: %s in %.1f s", done, total, result.student, result.assignment,
+             result.status, result.seconds)
 
 
 def _worker_loop(conn) -> None:
@@ -192,7 +188,7 @@ class _Worker:
 HARD_LIMIT_MARGIN = 120
 
 
-def _run_local(tasks: list[dict], jobs: int) -> list[dict]:
+def _run_local(tasks: list[dict], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
     from multiprocessing.connection import wait
@@ -202,7 +198,7 @@ def _run_local(tasks: list[dict], jobs: int) -> list[dict]:
     context = multiprocessing.get_context("forkserver")
     weight = {"ch04_cnn": 0, "ch06_transformers": 1, "ch05_rnn": 2}  # the slowest chapters first
     pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i]["assignment"], 9))
-    results: dict[int, dict] = {}
+    results: dict[int, SubmissionResult] = {}
     tries: dict[int, int] = {}
     workers = [_Worker(context) for _ in range(min(jobs, len(tasks)))]
 
@@ -214,7 +210,8 @@ def _run_local(tasks: list[dict], jobs: int) -> list[dict]:
             log.warning("%s/%s: %s; trying it once more", task["student"], task["assignment"], why)
             pending.insert(0, i)
         else:
-            results[i] = _failed(task, f"grading stopped twice: {why}", "limit" if "limit" in why else "error")
+            results[i] = SubmissionResult.failed(task, f"grading stopped twice: {why}",
+                                                 "limit" if "limit" in why else "error")
             _progress(results[i], len(results), len(tasks))
         worker.stop()
         workers[workers.index(worker)] = _Worker(context)
@@ -251,7 +248,7 @@ def _run_local(tasks: list[dict], jobs: int) -> list[dict]:
     return [results[i] for i in range(len(tasks))]
 
 
-def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list[dict]:
+def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list[SubmissionResult]:
     if not tasks:
         return []
     if scheduler:
@@ -264,7 +261,8 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
                 try:  # a worker lost on one submission costs only that one
                     results.append(future.result())
                 except Exception as exc:  # noqa: BLE001
-                    results.append(_failed(task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
+                    results.append(SubmissionResult.failed(
+                        task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
             return results
     if jobs <= 1:
         _init_worker()
@@ -321,11 +319,10 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
         results = run_jobs(tasks, jobs, scheduler)
         elapsed = time.monotonic() - start
         for r in results:
-            summary = f"{r['student']}/{r['assignment']}: {r['status']}"
-            for problem in r["problems"]:
-                log.warning("%s: %s", f"{r['student']}/{r['assignment']}", problem)
-            if r["status"] != "graded":
-                log.warning("%s", summary)
+            for problem in r.problems:
+                log.warning("%s/%s: %s", r.student, r.assignment, problem)
+            if r.status != "graded":
+                log.warning("%s/%s: %s", r.student, r.assignment, r.status)
         from .outputs import write_outputs
         write_outputs(target, results, elapsed)
         log.info("graded %d notebooks in %.1f s; see %s", len(results), elapsed, target / "grades.csv")

@@ -1,13 +1,13 @@
 """Grade one submitted notebook: the unit of work that runs in parallel (locally or on Dask).
 
-``grade_submission(task)`` takes a plain dict and returns a plain dict, so it can
-be shipped to any worker process. It never raises for a broken submission: what
-went wrong is reported in the result.
+``grade_submission(task)`` takes a plain dict and returns a ``SubmissionResult``
+(``autograder.result``: plain data, picklable, so it can be shipped back from any
+worker process). It never raises for a broken submission: what went wrong is
+reported in the result.
 """
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import stat
@@ -19,7 +19,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from .client import Sandbox, SandboxError
 from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .sanitize import sanitize
-from .verdicts import LIMIT_MESSAGES, CellVerdict, grade_test_cell
+from .result import PLACEHOLDER, CellVerdict, ManualAnswer, SubmissionResult
+from .verdicts import LIMIT_MESSAGES, grade_test_cell
 
 PRELUDE = '''
 class _NoShell:
@@ -153,7 +154,7 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
         return None, f"the notebook could not be read ({type(exc).__name__}): graded as the untouched release"
 
 
-def grade_submission(task: dict) -> dict:
+def grade_submission(task: dict) -> SubmissionResult:
     """task: student, assignment, notebook (file name), path (or None), limits (optional)."""
     started = time.monotonic()
     from .client import DEFAULT_LIMITS
@@ -196,31 +197,20 @@ def grade_submission(task: dict) -> dict:
     finally:
         runner.close()
 
-    manual = []
+    manual: list[ManualAnswer] = []
     handed_out = {grade_id(c): c.source.strip() for c in release.cells if role(c) == "answer"}
     for cell in notebook.cells:
         if role(cell) == "answer":
             meta = cell.metadata["nbgrader"]
             # unanswered: empty, or still the text the release handed out
-            unanswered = cell.source.strip() in ("", "YOUR ANSWER HERE", handed_out.get(meta["grade_id"]))
-            manual.append({"grade_id": meta["grade_id"], "points": float(meta.get("points", 0)),
-                           "score": 0.0 if unanswered else None, "answer": cell.source})
-    result = {
-        "student": task["student"], "assignment": task["assignment"], "notebook": task["notebook"],
-        "status": status, "problems": problems, "cell_errors": runner.cell_errors,
-        "restarts": max(runner.starts - 1, 0), "isolation": runner.isolation,
-        "cells": [v.as_dict() for v in verdicts], "manual": manual,
-        "notebook_json": nbformat.writes(notebook),
-    }
-    from .outputs import feedback_html, totals
-    result["feedback_html"] = feedback_html(result, *totals(result))
-    result["seconds"] = round(time.monotonic() - started, 3)
+            unanswered = cell.source.strip() in ("", PLACEHOLDER, handed_out.get(meta["grade_id"]))
+            manual.append(ManualAnswer(meta["grade_id"], float(meta.get("points", 0)),
+                                       0.0 if unanswered else None, cell.source))
+    result = SubmissionResult(
+        task["student"], task["assignment"], task["notebook"], status, problems, runner.cell_errors,
+        max(runner.starts - 1, 0), runner.isolation, verdicts, manual, nbformat.writes(notebook))
+    from . import outputs  # looked up at call time: the benchmarks time it
+    result.feedback_html = outputs.feedback_html(result)
+    result.seconds = round(time.monotonic() - started, 3)
     return result
 
-
-if __name__ == "__main__":  # python -m autograder.job <assignment> <notebook.ipynb>
-    import sys
-    result = grade_submission({"student": "cli", "assignment": sys.argv[1], "notebook": sys.argv[1] + ".ipynb",
-                               "path": sys.argv[2]})
-    result.pop("notebook_json")
-    print(json.dumps(result, indent=1))

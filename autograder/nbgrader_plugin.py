@@ -77,6 +77,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         from .isolation import probe
         from .job import grade_submission
         from .outputs import _checks_html, _checks_text
+        from .result import CellVerdict
 
         info = resources.get("nbgrader") or {}
         assignment, student = info.get("assignment"), info.get("student")
@@ -98,15 +99,14 @@ class SandboxedExecute(NbGraderPreprocessor):
             nbformat.write(nb, str(path))
             task["path"] = str(path)
             result = grade_submission(task)
-        self.log.info("%s/%s graded in the sandbox: %s, %.1f s", student, assignment, result["status"],
-                      result.get("seconds", 0))
-        for problem in result["problems"]:
+        self.log.info("%s/%s graded in the sandbox: %s, %.1f s", student, assignment, result.status,
+                      result.seconds)
+        for problem in result.problems:
             self.log.warning("%s/%s: %s", student, assignment, problem)
-        resources.setdefault("dlcourse", {})["result"] = {k: v for k, v in result.items()
-                                                          if k not in ("notebook_json", "feedback_html")}
+        resources.setdefault("dlcourse", {})["result"] = result.to_json()
 
-        verdicts = {c["grade_id"]: c for c in result["cells"]}
-        errors = {name.rsplit("(", 1)[-1].rstrip(")"): error for name, error in result["cell_errors"].items()}
+        verdicts = {c.grade_id: c for c in result.cells}
+        errors = {name.rsplit("(", 1)[-1].rstrip(")"): error for name, error in result.cell_errors.items()}
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -114,10 +114,9 @@ class SandboxedExecute(NbGraderPreprocessor):
             gid = grade_id(cell)
             if role(cell) == "tests":
                 _hide_hidden(cell)
-                verdict = verdicts.get(gid) or {"grade_id": gid, "score": 0.0, "checks": [],
-                                                "points": float(cell.metadata["nbgrader"].get("points", 0)),
-                                                "error": "not graded by the grader"}
-                score = min(max(float(verdict["score"]), 0.0), float(cell.metadata["nbgrader"].get("points", 0)))
+                points = float(cell.metadata["nbgrader"].get("points", 0))
+                verdict = verdicts.get(gid) or CellVerdict(gid, points, 0.0, error="not graded by the grader")
+                score = min(max(float(verdict.score), 0.0), points)
                 cell.outputs = [
                     nbformat.v4.new_output("display_data", data={"text/html": _checks_html(verdict),
                                                                  "text/plain": _checks_text(verdict)}),

@@ -12,17 +12,17 @@ feedback's markup goes through a whitelist sanitizer (``clean_html``).
 """
 from __future__ import annotations
 
-import copy
 import csv
-import html
 import json
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from markupsafe import Markup, escape
 
 from .course import ROOT, grade_id, role, split_hidden
+from .result import CellVerdict, SubmissionResult
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
 grade the free-response answers by hand, then `make export OUT={out}` to refresh the CSVs."""
@@ -99,44 +99,56 @@ def clean_html(text) -> str:
     return _CLEANER[0].clean(scrub(text))
 
 
-def _text_html(text: str) -> str:
+# ------------------------------------------------------------------ templates (autograder/templates/)
+
+_TEMPLATES = []
+
+
+def verbatim(text) -> Markup:
     """Plain text as HTML (a name, a check's message): escaped, line breaks kept, never read as markdown
     or math; in a ``verbatim`` span, so that a reader (or a test) can tell quoted text from markup."""
-    text = html.escape(scrub(str(text))).replace("\r", "").replace("\n", "<br>")
-    return f'<span class="verbatim">{text}</span>'
+    text = str(escape(scrub(str(text)))).replace("\r", "").replace("\n", "<br>")
+    return Markup(f'<span class="verbatim">{text}</span>')
 
 
-def _checks_html(cell: dict) -> str:
-    esc = _text_html
-    rows = []
-    for check in cell["checks"]:
-        mark = "✔" if check["passed"] else "✘"
-        kind = "hidden" if check["hidden"] else "public"
-        message = "" if check["passed"] else esc(check["message"] or "")
-        rows.append(f"<tr><td>{mark}</td><td>{esc(check['description'])}</td><td>{kind}</td>"
-                    f"<td>{message}</td></tr>")
-    error = f"<p><b>{esc(cell['error'])}</b></p>" if cell.get("error") else ""
-    return (f"<div class=\"tex2jax_ignore\"><p><b>{esc(cell['grade_id'])}: {cell['score']:g} / {cell['points']:g}"
-            f"</b></p>{error}<table><thead><tr><th></th><th>check</th><th></th><th>why it failed</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table></div>")
+def template(name: str):
+    """A template of ``autograder/templates/``, autoescaping: anything not marked safe is escaped."""
+    if not _TEMPLATES:
+        import jinja2
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                                 autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                                 undefined=jinja2.StrictUndefined)
+        env.filters.update(verbatim=verbatim, g=lambda x: format(x, "g"), percent=lambda x: f"{100 * x:.0f}%")
+        _TEMPLATES.append(env)
+    return _TEMPLATES[0].get_template(name)
 
 
-def _checks_text(cell: dict) -> str:
-    lines = [f"{cell['grade_id']}: {cell['score']:g} / {cell['points']:g}"]
-    if cell.get("error"):
-        lines.append(f"  {cell['error']}")
-    for check in cell["checks"]:
-        lines.append(f"  {'PASS' if check['passed'] else 'FAIL'} {check['description']}"
-                     + ("" if check["passed"] else f": {check['message']}"))
+def _one_block(markup: str) -> str:
+    """A template's output as one line: a raw HTML block of markdown ends at a blank line. Text from the
+    submission holds no line break by then (``verbatim`` writes ``<br>``): every one left is the template's."""
+    return markup.replace("\n", "")
+
+
+def _checks_html(cell: CellVerdict) -> str:
+    return _one_block(template("feedback_checks.html.j2").render(cell=cell))
+
+
+def _checks_text(cell: CellVerdict) -> str:
+    lines = [f"{cell.grade_id}: {cell.score:g} / {cell.points:g}"]
+    if cell.error:
+        lines.append(f"  {cell.error}")
+    for check in cell.checks:
+        lines.append(f"  {'PASS' if check.passed else 'FAIL'} {check.description}"
+                     + ("" if check.passed else f": {check.message}"))
     return "\n".join(lines)
 
 
-def autograded_notebook(result: dict) -> nbformat.NotebookNode | None:
+def autograded_notebook(result: SubmissionResult) -> nbformat.NotebookNode | None:
     """The graded notebook: the student's cells, test cells with their public part and the verdicts."""
-    if not result.get("notebook_json"):
+    if not result.notebook_json:
         return None
-    nb = nbformat.reads(result["notebook_json"], as_version=4)
-    verdicts = {c["grade_id"]: c for c in result["cells"]}
+    nb = nbformat.reads(result.notebook_json, as_version=4)
+    verdicts = {c.grade_id: c for c in result.cells}
     for cell in nb.cells:
         if role(cell) == "tests":
             public, _ = split_hidden(cell.source)
@@ -148,37 +160,12 @@ def autograded_notebook(result: dict) -> nbformat.NotebookNode | None:
     return nb
 
 
-def summary_markdown(result: dict, total: float, maximum: float) -> str:
+def summary_markdown(result: SubmissionResult) -> str:
     """The summary at the top of the feedback: one raw HTML block (valid markdown, never read as markdown or
     math), every text from the submission escaped."""
-    esc = _text_html
-    parts = [f"<h1>Feedback: {esc(result['assignment'])}</h1>",
-             f"<p><b>Student:</b> {esc(result['student'])} &nbsp; <b>Score:</b> {total:g} / {maximum:g}</p>"]
-    if result["problems"]:
-        parts.append("<p><b>Notes on this submission:</b></p><ul>"
-                     + "".join(f"<li>{esc(p)}</li>" for p in result["problems"]) + "</ul>")
-    if result.get("cell_errors"):
-        parts.append("<p><b>Cells that raised an error when the grader ran your notebook:</b></p><ul>"
-                     + "".join(f"<li>{esc(k)}: {esc(v)}</li>" for k, v in result["cell_errors"].items()) + "</ul>")
-    rows = []
-    for cell in result["cells"]:
-        passed = sum(c["passed"] for c in cell["checks"])
-        rows.append(f"<tr><td>{esc(cell['grade_id'])}</td><td>{cell['score']:g} / {cell['points']:g}</td>"
-                    f"<td>{passed} / {len(cell['checks'])}</td></tr>")
-    for manual in result["manual"]:
-        score = "to be graded by hand" if manual["score"] is None else f"{manual['score']:g}"
-        rows.append(f"<tr><td>{esc(manual['grade_id'])} (free response)</td><td>{score} / {manual['points']:g}</td>"
-                    "<td></td></tr>")
-    parts.append("<table><thead><tr><th>exercise</th><th>score</th><th>checks passed</th></tr></thead>"
-                 f"<tbody>{''.join(rows)}</tbody></table>")
-    return '<div class="tex2jax_ignore">' + "".join(parts) + "</div>"
-
-
-def totals(result: dict) -> tuple[float, float]:
-    """(score, max score) of a result; free responses not yet graded count 0."""
-    score = sum(c["score"] for c in result["cells"]) + sum(m["score"] or 0.0 for m in result["manual"])
-    maximum = sum(c["points"] for c in result["cells"]) + sum(m["points"] for m in result["manual"])
-    return round(score, 4), maximum
+    totals = result.totals()
+    return _one_block(template("feedback_summary.html.j2").render(result=result, total=totals.score,
+                                                                 maximum=totals.maximum))
 
 
 _EXPORTER = []
@@ -227,13 +214,13 @@ def content_security_policy(template_page: str) -> str:
             "frame-src 'none'; base-uri 'none'; form-action 'none'")
 
 
-def feedback_html(result: dict, total: float, maximum: float) -> str:
-    result = scrubbed(result)
+def feedback_html(result: SubmissionResult) -> str:
+    """The feedback page of one submission: the summary, then the graded notebook (nbconvert's HTML)."""
+    result = result.scrubbed()
     nb = autograded_notebook(result) or nbformat.v4.new_notebook()
-    nb = copy.deepcopy(nb)
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result, total, maximum)))
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result)))
     body, _ = _exporter().from_notebook_node(nb)
-    policy = f'<meta http-equiv="Content-Security-Policy" content="{html.escape(_EXPORTER[1])}">'
+    policy = f'<meta http-equiv="Content-Security-Policy" content="{escape(_EXPORTER[1])}">'
     return scrub(body.replace("<head>", "<head>" + policy, 1))
 
 
@@ -243,24 +230,24 @@ def _populate_gradebook(db: Path, assignments: list[str]) -> None:
         generate(Path(tmp) / "release", assignments, db_url=f"sqlite:///{db}")
 
 
-def write_gradebook(out: Path, results: list[dict]) -> None:
+def write_gradebook(out: Path, results: list[SubmissionResult]) -> None:
     from nbgrader.api import Gradebook
     db = out / "gradebook.db"
     if db.exists():
         db.unlink()
-    _populate_gradebook(db, sorted({r["assignment"] for r in results}))
+    _populate_gradebook(db, sorted({r.assignment for r in results}))
     with Gradebook(f"sqlite:///{db}") as gb:
         for r in results:
-            gb.update_or_create_student(r["student"])
-            gb.update_or_create_submission(r["assignment"], r["student"])
-            notebook = r["assignment"]  # the course has one notebook per assignment, named after it
-            scores = {c["grade_id"]: c["score"] for c in r["cells"]}
-            submitted = gb.find_submission_notebook(notebook, r["assignment"], r["student"])
+            gb.update_or_create_student(r.student)
+            gb.update_or_create_submission(r.assignment, r.student)
+            notebook = r.assignment  # the course has one notebook per assignment, named after it
+            scores = {c.grade_id: c.score for c in r.cells}
+            submitted = gb.find_submission_notebook(notebook, r.assignment, r.student)
             for grade in submitted.grades:
-                manual = next((m for m in r["manual"] if m["grade_id"] == grade.name), None)
+                manual = next((m for m in r.manual if m.grade_id == grade.name), None)
                 if manual is not None:
-                    grade.auto_score = manual["score"]
-                    grade.needs_manual_grade = manual["score"] is None
+                    grade.auto_score = manual.score
+                    grade.needs_manual_grade = manual.score is None
                 else:
                     grade.auto_score = float(scores.get(grade.name, 0.0))
                     grade.needs_manual_grade = False
@@ -302,18 +289,17 @@ def export_csv(out: Path) -> tuple[int, int]:
     return len(rows) - 1, len(test_rows) - 1
 
 
-def write_outputs(out: Path, results: list[dict], elapsed: float) -> None:
+def write_outputs(out: Path, results: list[SubmissionResult], elapsed: float) -> None:
     from .report import write_report
-    results = [scrubbed(r) for r in results]  # any code point in, UTF-8 out
+    results = [r.scrubbed() for r in results]  # any code point in, UTF-8 out
     (out / "results").mkdir(exist_ok=True)
     for r in results:
-        slim = {k: v for k, v in r.items() if k not in ("notebook_json", "feedback_html")}
-        folder = out / "results" / r["student"]
+        folder = out / "results" / r.student
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{r['assignment']}.json").write_text(json.dumps(slim, indent=1), encoding="utf-8")
+        (folder / f"{r.assignment}.json").write_text(json.dumps(r.to_json(), indent=1), encoding="utf-8")
         nb = autograded_notebook(r)
         if nb is not None:
-            path = out / "autograded" / r["student"] / r["assignment"] / f"{r['assignment']}.ipynb"
+            path = out / "autograded" / r.student / r.assignment / f"{r.assignment}.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, str(path))
     write_gradebook(out, results)
@@ -322,7 +308,7 @@ def write_outputs(out: Path, results: list[dict], elapsed: float) -> None:
     scores = {(student, assignment): (float(score), float(maximum))
               for student, assignment, score, maximum in grades[1:]}
     for r in results:
-        path = out / "feedback" / r["student"] / r["assignment"] / f"{r['assignment']}.html"
+        path = out / "feedback" / r.student / r.assignment / f"{r.assignment}.html"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(scrub(r.get("feedback_html") or feedback_html(r, *totals(r))), encoding="utf-8")
+        path.write_text(scrub(r.feedback_html or feedback_html(r)), encoding="utf-8")
     write_report(out, results, scores, elapsed)

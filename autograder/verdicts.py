@@ -11,40 +11,18 @@ import contextlib
 import io
 import linecache
 import time
-from dataclasses import dataclass, field, asdict
 
 from dlcourse import testing
 
 from .client import RemoteFunction, SandboxError
 from .course import count_checks, split_hidden
+from .result import CellVerdict, Check
 
 LIMIT_MESSAGES = {
     "timeout": "stopped: the time limit was reached (an endless loop, or far too slow?)",
     "crash": "stopped: the student's process died (it exited, or ran out of memory)",
     "protocol": "stopped: the student's process broke the grader's protocol",
 }
-
-
-@dataclass
-class Check:
-    description: str
-    passed: bool
-    message: str | None
-    hidden: bool
-
-
-@dataclass
-class CellVerdict:
-    grade_id: str
-    points: float
-    score: float
-    checks: list[Check] = field(default_factory=list)
-    error: str | None = None        # a failure outside any check
-    status: str = "ok"              # ok | timeout | crash | protocol | not run
-    seconds: float = 0.0
-
-    def as_dict(self):
-        return asdict(self)
 
 
 class Recorder:

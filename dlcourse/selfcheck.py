@@ -14,7 +14,6 @@ The grader reads the file on disk: save the notebook (Ctrl+S) first.
 """
 from __future__ import annotations
 
-import html
 import importlib.util
 import json
 import os
@@ -23,11 +22,11 @@ import sys
 import time
 from pathlib import Path
 
+from markupsafe import Markup
+
 __all__ = ["check_my_work", "check_button", "notebook_path", "render_html"]
 
 TIMEOUT_SECONDS = 600
-FULL = "<span style='color:#1a7f37'>✓</span>"      # plain marks: they exist in every font
-NOT_FULL = "<span style='color:#cf222e'>✗</span>"
 NOT_IMPLEMENTED = "not implemented yet (the function still raises NotImplementedError)"
 NO_GRADER = ("The self-check needs the course's grader (the <code>autograder</code> package and the "
              "<code>solutions/</code> folder of the course repository), and this Python cannot import it. "
@@ -74,71 +73,38 @@ def _points(x: float) -> str:
     return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
 
 
-def _box(body: str, colour: str = "#f6f8fa") -> str:
-    return (f"<div style='background:{colour};border:1px solid #d0d7de;border-radius:4px;"
-            f"padding:6px 10px;margin:4px 0'>{body}</div>")
+_TEMPLATE = []
+
+
+def _render(**context) -> str:
+    """``templates/selfcheck.html.j2``, autoescaping: every text is escaped unless marked as markup."""
+    if not _TEMPLATE:
+        import jinja2
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                                 autoescape=True, trim_blocks=True, lstrip_blocks=True)
+        env.filters.update(friendly=_friendly, points=_points,
+                           exercise=lambda gid: gid[5:] if str(gid).startswith("test_") else str(gid))
+        _TEMPLATE.append(env.get_template("selfcheck.html.j2"))
+    return _TEMPLATE[0].render(**context)
+
+
+def _notice(text, warning: bool = False) -> str:
+    """A message in a box: ``text`` is escaped, unless it is our own markup (``markupsafe.Markup``)."""
+    return _render(notice=text, warning=warning)
 
 
 def render_html(result: dict, path=None) -> str:
-    """The grader's result as an HTML table (every text escaped)."""
-    esc = html.escape
+    """The grader's result (the JSON of ``python -m autograder check --json``) as an HTML table, every
+    text escaped. Totals and notes are the grader's (``totals``, ``notes``), not computed here again."""
     if "error" in result:
-        return _box(f"⚠ {esc(str(result['error']))}", "#fff8c5")
-    cells = result.get("cells") or []
-    rows = []
-    for cell in cells:
-        gid = str(cell.get("grade_id", ""))
-        name = gid[5:] if gid.startswith("test_") else gid
-        checks = cell.get("checks") or []
-        full = cell["score"] >= cell["points"] - 1e-9
-        failing = []
-        for c in checks:
-            if c.get("passed"):
-                continue
-            tag = "<i>hidden</i> " if c.get("hidden") else ""
-            message = _friendly(c.get("message"))
-            failing.append(f"<li>{tag}{esc(str(c.get('description', '')))}"
-                           + (f": <span style='color:#a40e26'>{esc(message)}</span>" if message else "")
-                           + "</li>")
-        if cell.get("error"):
-            failing.append(f"<li>the test cell stopped: <span style='color:#a40e26'>"
-                           f"{esc(_friendly(cell['error']))}</span></li>")
-        elif cell.get("status") not in (None, "ok"):
-            failing.append(f"<li>{esc(str(cell['status']))}</li>")
-        passed = sum(bool(c.get("passed")) for c in checks)
-        detail = f"<ul style='margin:0;padding-left:1.2em'>{''.join(failing)}</ul>" if failing else "all passed"
-        rows.append(f"<tr style='vertical-align:top'><td style='text-align:left'><code>{esc(name)}</code></td>"
-                    f"<td style='text-align:right'>{FULL if full else NOT_FULL} {_points(cell['score'])}/"
-                    f"{_points(cell['points'])}</td><td style='text-align:right'>{passed}/{len(checks)}</td>"
-                    f"<td style='text-align:left'>{detail}</td></tr>")
-    score = sum(c["score"] for c in cells)
-    points = sum(c["points"] for c in cells)
-    manual = sum(m.get("points", 0) for m in result.get("manual") or [])
-    notes = [str(p) for p in result.get("problems") or []]
-    notes += [f"running {where} raised {error}" for where, error in (result.get("cell_errors") or {}).items()]
-    if result.get("restarts"):
-        notes.append(f"your code had to be restarted {result['restarts']} time(s) (a crash or a time limit)")
-    for answer in result.get("manual") or []:
-        placeholder_only = not str(answer.get("answer") or "").replace("YOUR ANSWER HERE", "").strip()
-        if answer.get("score") == 0.0 or placeholder_only:
-            notes.append(f"the written answer {answer.get('grade_id')} is still empty")
-    header = f"<b>Self-check of {esc(str(result.get('assignment', '')))}</b>"
+        return _notice(str(result["error"]), warning=True)
+    name = saved = None
     if path is not None:
+        name = Path(path).name
         saved = time.strftime("%H:%M:%S", time.localtime(Path(path).stat().st_mtime)) \
             if Path(path).is_file() else "?"
-        header += (f" — <code>{esc(Path(path).name)}</code> as saved at {esc(saved)} "
-                   f"(unsaved changes are not checked)")
-    parts = [header,
-             "<table style='border-collapse:collapse;margin-top:4px'><tr><th style='text-align:left'>exercise"
-             "</th><th>score</th><th>checks</th><th style='text-align:left'>failing checks</th></tr>"
-             + "".join(rows)
-             + f"<tr><td style='text-align:left'><b>total</b></td><td style='text-align:right'><b>"
-               f"{_points(score)}/{_points(points)}</b></td><td></td><td style='text-align:left'>"
-             + (f"plus {_points(manual)} points of written answers, graded by hand" if manual else "")
-             + "</td></tr></table>"]
-    if notes:
-        parts.append("<b>Notes</b><ul>" + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    return _box("".join(parts))
+    totals = {"score": 0.0, "points": 0.0, "manual_points": 0.0, **(result.get("totals") or {})}
+    return _render(result=result, totals=totals, name=name, saved=saved, warning=False)
 
 
 class _Display:
@@ -185,10 +151,10 @@ def check_my_work(path=None, *, show: bool = True, timeout: float = TIMEOUT_SECO
     path = Path(path).expanduser().resolve()
     if importlib.util.find_spec("autograder") is None:
         result = {"error": "no grader", "html": NO_GRADER}
-        _show(_box("⚠ " + NO_GRADER, "#fff8c5"))
+        _show(_notice(Markup(NO_GRADER), warning=True))
         return result
-    _show(_box(f"Checking <code>{html.escape(path.name)}</code> as last saved (save with Ctrl+S first); "
-               f"this takes a few seconds to a minute…"))
+    _show(_notice(Markup("Checking <code>{}</code> as last saved (save with Ctrl+S first); "
+                         "this takes a few seconds to a minute…").format(path.name)))
     env = {**os.environ, "MPLBACKEND": "Agg"}
     try:
         done = subprocess.run([sys.executable, "-m", "autograder", "check", "--json", str(path)],
@@ -201,7 +167,7 @@ def check_my_work(path=None, *, show: bool = True, timeout: float = TIMEOUT_SECO
     if result is None:
         if "No module named autograder" in done.stderr:
             result = {"error": "no grader", "html": NO_GRADER}
-            _show(_box("⚠ " + NO_GRADER, "#fff8c5"))
+            _show(_notice(Markup(NO_GRADER), warning=True))
             return result
         tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
         result = {"error": f"the grader failed (exit code {done.returncode}): " + " | ".join(tail)}
@@ -236,7 +202,7 @@ def check_button(path=None, description: str = "Check my work"):
         try:
             box.result = check_my_work(path, output=output)
         except Exception as exc:  # noqa: BLE001 - a callback's error would otherwise go unseen
-            _Display(True, output)(_box(f"⚠ the self-check failed: {html.escape(repr(exc))}", "#fff8c5"))
+            _Display(True, output)(_notice(f"the self-check failed: {exc!r}", warning=True))
         finally:
             button.disabled = False
 

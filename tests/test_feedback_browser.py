@@ -46,7 +46,7 @@ def feedback_page(tmp_path_factory) -> Path:
     from autograder.tests import cases
     from autograder.tests.test_outputs import fake_result
     chapter = cases._hostile_chapter()
-    page = feedback_html(fake_result(cases.xss_notebook(chapter), message=cases.XSS_MESSAGE), 1, 2)
+    page = feedback_html(fake_result(cases.xss_notebook(chapter), message=cases.XSS_MESSAGE))
     path = tmp_path_factory.mktemp("feedback") / f"{chapter}.html"
     path.write_text(page, encoding="utf-8")
     return path

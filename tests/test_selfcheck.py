@@ -130,6 +130,9 @@ def test_json_is_the_result_without_the_notebook(results, hidden):
         assert full == (kind == "reference"), kind
     untouched = results["untouched"]
     assert all(cell["score"] == 0 for cell in untouched["cells"])
+    assert untouched["totals"]["score"] == 0 and untouched["totals"]["points"] == sum(
+        cell["points"] for cell in untouched["cells"])  # totals and notes come computed, once, by the grader
+    assert any("still empty" in note for note in untouched["notes"])
     assert all(not c["passed"] for cell in untouched["cells"] for c in cell["checks"])
 
 
@@ -154,12 +157,13 @@ def test_chapter_comes_from_the_folder_or_the_file_name(tmp_path):
 
 def test_format_table_reports_notes_and_errors():
     from autograder.check import format_table
+    from autograder.result import SubmissionResult
     result = {"assignment": CHAPTER, "status": "limit", "problems": ["cell relu was modified: restored"],
               "cell_errors": {"cell 3 (given)": "NameError: name 'np' is not defined"}, "restarts": 1,
               "manual": [{"grade_id": "free_response_x", "points": 2.0, "score": 0.0, "answer": ""}],
               "cells": [{"grade_id": "test_relu", "points": 1.0, "score": 0.0, "status": "timeout",
                          "error": "stopped: the time limit was reached", "checks": []}]}
-    text = format_table(result)
+    text = format_table(SubmissionResult.from_json(result))
     for expected in ("cell relu was modified", "NameError", "restarted 1 time", "free_response_x",
                      "the test cell stopped: stopped: the time limit", "grading status: limit"):
         assert expected in text
@@ -167,6 +171,8 @@ def test_format_table_reports_notes_and_errors():
 
 def test_check_my_work_with_an_explicit_path_shows_a_table(notebooks, results, hidden):
     import html
+
+    from markupsafe import escape
     from dlcourse.selfcheck import render_html
     result = results["untouched"]
     markup = render_html(result, notebooks["untouched"])
@@ -175,7 +181,7 @@ def test_check_my_work_with_an_explicit_path_shows_a_table(notebooks, results, h
     assert "still empty" in markup and "still empty" not in render_html(results["reference"])
     for cell in result["cells"]:
         for c in cell["checks"]:
-            assert html.escape(c["description"]) in markup
+            assert str(escape(c["description"])) in markup
     assert_no_hidden_source(html.unescape(markup), hidden)
     assert "✗" not in render_html(results["reference"]) and "✗" in markup
 

@@ -20,6 +20,7 @@ from autograder.job import read_submission
 from autograder.course import chapters, grade_id, read, release_path, role
 from autograder.outputs import (FORMULA_STARTS, clean_html, csv_cell, feedback_html, scrub, scrubbed,
                                 write_outputs)
+from autograder.result import CellVerdict, Check, ManualAnswer, SubmissionResult
 from autograder.sanitize import sanitize
 from autograder.submissions import Link, Renamed, reference, untouched, write_class
 from autograder.tests import cases
@@ -29,20 +30,17 @@ RUNS_SCRIPT = re.compile(r"<[a-z][^>]*\son[a-z]+\s*=|<script(?![^>]*\bsrc=\"http
                          r"text/x-mathjax-config)\")|<iframe|<svg|<object|<embed|<form|href=\"?javascript:", re.I)
 
 
-def fake_result(notebook, student="alice", message="expected 3, got 2") -> dict:
+def fake_result(notebook, student="alice", message="expected 3, got 2") -> SubmissionResult:
     """A grading result as grade_submission returns it, without running the sandbox."""
     nb, notes = sanitize(notebook, read(release_path(CHAPTER)))
-    cells = [{"grade_id": grade_id(c), "points": 2.0, "score": 1.0, "status": "ok", "error": None, "seconds": 0.0,
-              "checks": [{"description": "the shape is right", "passed": True, "message": None, "hidden": False},
-                         {"description": "values on a hidden input", "passed": False, "message": message,
-                          "hidden": True}]}
+    cells = [CellVerdict(grade_id(c), 2.0, 1.0, [Check("the shape is right", True, None, False),
+                                                  Check("values on a hidden input", False, message, True)])
              for c in nb.cells if role(c) == "tests"]
-    manual = [{"grade_id": grade_id(c), "points": 1.0, "score": None, "answer": c.source}
-              for c in nb.cells if role(c) == "answer"]
-    return {"student": student, "assignment": CHAPTER, "notebook": f"{CHAPTER}.ipynb", "status": "graded",
-            "problems": notes + ["a note with <b>markup</b> and \ud800"],
-            "cell_errors": {"cell 3 (scratch)": f"ValueError: {message}"}, "restarts": 0, "cells": cells,
-            "manual": manual, "notebook_json": nbformat.writes(nb), "seconds": 0.0}
+    manual = [ManualAnswer(grade_id(c), 1.0, None, c.source) for c in nb.cells if role(c) == "answer"]
+    return SubmissionResult(student, CHAPTER, f"{CHAPTER}.ipynb", "graded",
+                            notes + ["a note with <b>markup</b> and \ud800"],
+                            {"cell 3 (scratch)": f"ValueError: {message}"}, 0, None, cells, manual,
+                            nbformat.writes(nb))
 
 
 # ------------------------------------------------------------------ finding 5: any code point is data
@@ -59,7 +57,7 @@ def test_scrub_writes_lone_surrogates_as_text():
 def test_feedback_with_lone_surrogates_does_not_raise():
     nb = reference(CHAPTER)
     nb.cells.append(nbformat.v4.new_markdown_cell("notes \ud800 here"))
-    page = feedback_html(fake_result(nb, student="bob\udcff", message="bad \udfff value"), 1, 2)
+    page = feedback_html(fake_result(nb, student="bob\udcff", message="bad \udfff value"))
     page.encode("utf-8")
     assert "bob\\udcff" in page and "bad \\udfff value" in page and "notes \\ud800 here" in page
 
@@ -79,7 +77,7 @@ def test_write_outputs_survives_every_hostile_name_and_message(tmp_path):
     results = [fake_result(untouched(CHAPTER), student=name, message="boom \ud800 <script>x</script>")
                for name in names]
     for r in results:  # as the jobs hand them back: a page made already (here a short one, with a surrogate)
-        r["feedback_html"] = "<p>page \udfff</p>"
+        r.feedback_html = "<p>page \udfff</p>"
     results.append(fake_result(untouched(CHAPTER), student="raw\udcff"))  # not escaped by discover: still fine
     write_outputs(tmp_path, results, 1.0)
     for name in ("grades.csv", "tests.csv", "report.html", "gradebook.db"):
@@ -201,11 +199,61 @@ def test_clean_html_keeps_structure_and_drops_what_runs():
 
 
 def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
-    page = feedback_html(fake_result(cases.xss_notebook(CHAPTER), message=cases.XSS_MESSAGE), 1, 2)
+    page = feedback_html(fake_result(cases.xss_notebook(CHAPTER), message=cases.XSS_MESSAGE))
     assert "&lt;h1" not in page and "&lt;p&gt;" not in page and "&lt;/p&gt;" not in page
     assert page.count("<h1") >= 2 and "<p>" in page and "<th>" in page and '<div class="highlight' in page
     assert "$x^2$" in page  # math stays TeX, typeset by MathJax
     assert not RUNS_SCRIPT.search(page), RUNS_SCRIPT.search(page)
     assert "&lt;img src=x onerror=" in page  # the message is shown, as text
-    template_scripts = len(re.findall(r"<script", feedback_html(fake_result(untouched(CHAPTER)), 0, 2)))
+    template_scripts = len(re.findall(r"<script", feedback_html(fake_result(untouched(CHAPTER)))))
     assert len(re.findall(r"<script", page)) == template_scripts
+
+
+# ------------------------------------------------------------------ one result model
+
+RESULT_KEYS = ["student", "assignment", "notebook", "status", "problems", "cell_errors", "restarts", "isolation",
+               "cells", "manual", "seconds"]
+
+
+def test_the_result_keeps_its_json_keys_and_round_trips():
+    result = fake_result(untouched(CHAPTER))
+    data = result.to_json()
+    assert list(data) == RESULT_KEYS  # results/*.json, read by dlcourse.selfcheck, the tests and benchmarks
+    assert list(data["cells"][0]) == ["grade_id", "points", "score", "checks", "error", "status", "seconds"]
+    assert list(data["cells"][0]["checks"][0]) == ["description", "passed", "message", "hidden"]
+    assert list(data["manual"][0]) == ["grade_id", "points", "score", "answer"]
+    assert SubmissionResult.from_json(result.to_json(notebook=True, feedback=True)) == result
+    wire = result.to_json(summary=True)
+    totals = result.totals()
+    assert wire["totals"] == {"score": totals.auto_score, "points": totals.auto_points,
+                              "manual_points": totals.manual_points}
+    assert wire["notes"] == result.notes()
+    assert "running cell 3 (scratch) raised ValueError: expected 3, got 2" in wire["notes"]
+
+
+def test_totals_and_notes_are_computed_from_the_verdicts():
+    result = SubmissionResult("s", CHAPTER, "n.ipynb", "limit", ["repaired"], {"cell 2 (given)": "NameError: x"}, 1,
+                              None, [CellVerdict("test_a", 2.0, 1.5), CellVerdict("test_b", 1.0, 1.0)],
+                              [ManualAnswer("free_a", 2.0, None, "an answer"), ManualAnswer("free_b", 1.0, 0.0, ""),
+                               ManualAnswer("free_c", 0.5, None, "YOUR ANSWER HERE ")])
+    totals = result.totals()
+    assert (totals.score, totals.maximum) == (2.5, 6.5)
+    assert (totals.auto_score, totals.auto_points, totals.manual_points) == (2.5, 3.0, 3.5)
+    assert result.notes() == ["repaired", "running cell 2 (given) raised NameError: x",
+                              "your code had to be restarted 1 time(s) (a crash or a time limit)",
+                              "grading status: limit", "the written answer free_b (1 points) is still empty",
+                              "the written answer free_c (0.50 points) is still empty"]
+    failed = SubmissionResult.failed({"student": "s", "assignment": CHAPTER, "notebook": "n.ipynb", "path": "/x",
+                                      "problems": ["renamed"]}, "the grader failed")
+    assert failed.status == "error" and failed.problems == ["renamed", "the grader failed"] and not failed.cells
+    assert list(failed.to_json()) == RESULT_KEYS  # no task fields (paths) in the results file
+
+
+def test_report_escapes_every_name_and_message(tmp_path):
+    from autograder.report import write_report
+    evil = "<script>alert(1)</script>"
+    result = SubmissionResult(evil, evil, "n.ipynb", "limit", [evil], {}, 1, "none " + evil,
+                              [CellVerdict(evil, 1.0, 0.0, [Check(evil, False, evil, True)], evil, "timeout")])
+    write_report(tmp_path, [result], {(evil, evil): (0.0, 1.0)}, 1.0)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "<script>" not in page and page.count("&lt;script&gt;") >= 6 and "UNSAFE" in page

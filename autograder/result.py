@@ -1,0 +1,185 @@
+"""The result of grading one submission: one typed model, made by the job, read by everything after it.
+
+    SubmissionResult                   one notebook of one student
+      .cells: [CellVerdict]            one per test cell: score of points, status, error
+          .checks: [Check]             one per check the test cell ran (public or hidden)
+      .manual: [ManualAnswer]          free-response answers, graded by hand later
+      .status, .problems, .cell_errors, .restarts, .isolation, .seconds
+      .totals(), .notes()              computed here, once, for every output
+
+``autograder.job.grade_submission`` makes it; the class runner (``classroom``) carries it between
+processes; ``outputs`` writes it (``results/<student>/<assignment>.json`` through ``to_json``, the
+gradebook, feedback, CSVs), ``report`` sums it up, and ``check`` prints it as a table or, with
+``--json``, as the wire ``dlcourse.selfcheck`` reads (same keys, plus ``totals`` and ``notes``).
+The JSON keys are those the results files have always had: change them only with their readers.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PLACEHOLDER = "YOUR ANSWER HERE"  # what the release hands out in a free-response cell
+
+
+@dataclass
+class Check:
+    """One check of a test cell, as recorded in the grader (``dlcourse.testing.check``)."""
+    description: str
+    passed: bool
+    message: str | None
+    hidden: bool
+
+    @classmethod
+    def from_json(cls, data: dict) -> Check:
+        return cls(str(data.get("description", "")), bool(data.get("passed")), data.get("message"),
+                   bool(data.get("hidden")))
+
+
+@dataclass
+class CellVerdict:
+    """The verdict on one test cell: ``score = points × passed / checks`` (0 when it failed before any check)."""
+    grade_id: str
+    points: float
+    score: float
+    checks: list[Check] = field(default_factory=list)
+    error: str | None = None        # a failure outside any check
+    status: str = "ok"              # ok | timeout | crash | protocol | not run
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> int:
+        """How many of its checks passed."""
+        return sum(c.passed for c in self.checks)
+
+    @property
+    def full(self) -> bool:
+        """Full marks."""
+        return self.score >= self.points - 1e-9
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> CellVerdict:
+        return cls(str(data.get("grade_id", "")), float(data.get("points", 0.0)), float(data.get("score", 0.0)),
+                   [Check.from_json(c) for c in data.get("checks") or []], data.get("error"),
+                   data.get("status", "ok"), float(data.get("seconds", 0.0)))
+
+
+@dataclass
+class ManualAnswer:
+    """A free-response answer: ``score`` is None until graded by hand, 0.0 when left unanswered."""
+    grade_id: str
+    points: float
+    score: float | None
+    answer: str
+
+    @property
+    def unanswered(self) -> bool:
+        """Still empty: the grader said so, or only the release's placeholder is left."""
+        return self.score == 0.0 or not str(self.answer or "").replace(PLACEHOLDER, "").strip()
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> ManualAnswer:
+        score = data.get("score")
+        return cls(str(data.get("grade_id", "")), float(data.get("points", 0.0)),
+                   None if score is None else float(score), str(data.get("answer") or ""))
+
+
+@dataclass
+class Totals:
+    score: float           # automatically graded cells, plus free responses already graded
+    maximum: float         # every point of the notebook, free responses included
+    auto_score: float      # the automatically graded cells only
+    auto_points: float
+    manual_points: float   # the free responses' points, graded by hand
+
+
+@dataclass
+class SubmissionResult:
+    """What grading one notebook of one student gave. Never raised for a broken submission: it says so."""
+    student: str
+    assignment: str
+    notebook: str
+    status: str = "graded"                                       # graded | limit | error
+    problems: list[str] = field(default_factory=list)            # notes on the submission (repaired, missing...)
+    cell_errors: dict[str, str] = field(default_factory=dict)    # "cell 3 (given)" -> what it raised
+    restarts: int = 0
+    isolation: str | None = None                                 # how the sandboxes were made
+    cells: list[CellVerdict] = field(default_factory=list)
+    manual: list[ManualAnswer] = field(default_factory=list)
+    notebook_json: str | None = None                             # the sanitized notebook that was graded
+    feedback_html: str | None = None
+    seconds: float = 0.0
+
+    @classmethod
+    def failed(cls, task: dict, problem: str, status: str = "error") -> SubmissionResult:
+        """A submission the grader could not grade (a grader bug, a grading process lost twice)."""
+        return cls(task["student"], task["assignment"], task["notebook"], status,
+                   list(task.get("problems") or []) + [problem])
+
+    def totals(self) -> Totals:
+        """Free responses not yet graded count 0."""
+        auto_score = sum(c.score for c in self.cells)
+        auto_points = sum(c.points for c in self.cells)
+        manual_points = sum(m.points for m in self.manual)
+        score = auto_score + sum(m.score or 0.0 for m in self.manual)
+        return Totals(round(score, 4), auto_points + manual_points, auto_score, auto_points, manual_points)
+
+    def notes(self) -> list[str]:
+        """What else the student should know: repaired cells, errors while running the notebook, limits,
+        written answers still empty."""
+        out = list(self.problems)
+        out += [f"running {where} raised {error}" for where, error in self.cell_errors.items()]
+        if self.restarts:
+            out.append(f"your code had to be restarted {self.restarts} time(s) (a crash or a time limit)")
+        if self.status != "graded":
+            out.append(f"grading status: {self.status}")
+        out += [f"the written answer {answer.grade_id} ({points(answer.points)} points) is still empty"
+                for answer in self.manual if answer.unanswered]
+        return out
+
+    # ------------------------------------------------------------------ JSON (results files, check --json)
+
+    def to_json(self, notebook: bool = False, feedback: bool = False, summary: bool = False) -> dict:
+        """A plain dict with the keys of ``results/*.json``; ``notebook``/``feedback``: with the graded
+        notebook / the feedback page; ``summary``: with ``totals`` and ``notes`` (check --json's wire)."""
+        data: dict[str, Any] = {
+            "student": self.student, "assignment": self.assignment, "notebook": self.notebook,
+            "status": self.status, "problems": list(self.problems), "cell_errors": dict(self.cell_errors),
+            "restarts": self.restarts, "isolation": self.isolation,
+            "cells": [c.to_json() for c in self.cells], "manual": [m.to_json() for m in self.manual]}
+        if notebook:
+            data["notebook_json"] = self.notebook_json
+        if feedback:
+            data["feedback_html"] = self.feedback_html
+        data["seconds"] = self.seconds
+        if summary:
+            totals = self.totals()
+            data["totals"] = {"score": totals.auto_score, "points": totals.auto_points,
+                              "manual_points": totals.manual_points}
+            data["notes"] = self.notes()
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> SubmissionResult:
+        return cls(str(data.get("student", "")), str(data.get("assignment", "")), str(data.get("notebook", "")),
+                   data.get("status", "graded"), [str(p) for p in data.get("problems") or []],
+                   {str(k): str(v) for k, v in (data.get("cell_errors") or {}).items()},
+                   int(data.get("restarts") or 0), data.get("isolation"),
+                   [CellVerdict.from_json(c) for c in data.get("cells") or []],
+                   [ManualAnswer.from_json(m) for m in data.get("manual") or []],
+                   data.get("notebook_json"), data.get("feedback_html"), float(data.get("seconds") or 0.0))
+
+    def scrubbed(self) -> SubmissionResult:
+        """A copy whose every string encodes as UTF-8 (lone surrogates written as ``\\udXXX``)."""
+        from .outputs import scrubbed
+        return SubmissionResult.from_json(scrubbed(self.to_json(notebook=True, feedback=True)))
+
+
+def points(x: float) -> str:
+    """Points as people write them: 2, 0.5, 1.33."""
+    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
