@@ -114,7 +114,7 @@ def breakdown(chapter: str, path: str, repeats: int = 2) -> list[dict]:
             phases.clear()
             t = time.perf_counter()
             result = job.grade_submission({"student": "bench", "assignment": chapter,
-                                           "notebook": f"{chapter}.ipynb", "path": path})
+                                           "notebook": f"{chapter}.ipynb", "path": path}).to_json()
             total = time.perf_counter() - t
             named = dict(phases)
             named["other trusted work"] = max(total - sum(named.values()), 0.0)
