@@ -194,10 +194,5 @@ def _normalize(args) -> int:
     return 0
 
 
-def dlcourse_check() -> int:
-    """The ``dlcourse-check NOTEBOOK`` console script: ``python -m autograder check NOTEBOOK``."""
-    return main(["check", *sys.argv[1:]])
-
-
 if __name__ == "__main__":
     raise SystemExit(main())
