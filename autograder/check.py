@@ -94,7 +94,7 @@ def check(path) -> SubmissionResult:
     if not path.is_file():
         raise SelfCheckError(f"{path}: no such notebook")
     chapter = chapter_of(path.resolve())
-    from .isolation import probe
+    from .sandbox.isolation import probe
     from .job import grade_submission
     # your own code, checked for you: where no sandbox can be made (Binder), it runs without one
     unsafe = probe() is not None

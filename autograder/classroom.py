@@ -135,7 +135,7 @@ def _init_worker():
     except ImportError:
         pass
     import dlcourse.testing  # noqa: F401
-    from .client import _font_cache
+    from .sandbox.process import font_cache as _font_cache
     _font_cache()
 
 
@@ -192,7 +192,7 @@ def _run_local(tasks: list[dict], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
     from multiprocessing.connection import wait
-    from .client import DEFAULT_LIMITS
+    from .sandbox.process import DEFAULT_LIMITS
     limits = {**DEFAULT_LIMITS, **json.loads(os.environ.get("AUTOGRADER_LIMITS") or "{}")}
     hard_limit = limits["notebook_seconds"] + HARD_LIMIT_MARGIN
     context = multiprocessing.get_context("forkserver")
@@ -279,7 +279,7 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     """``unsafe``: grade even where no sandbox can be made (the report's first line says so)."""
     if not submissions or not out:
         raise UsageError("usage: make grade SUBMISSIONS=<dir> OUT=<dir>")
-    from .isolation import probe
+    from .sandbox.isolation import probe
     reason = probe()
     if reason is not None and not unsafe:
         raise UsageError(f"no sandbox for the students' code can be made here: {reason}; "

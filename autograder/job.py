@@ -16,7 +16,7 @@ import time
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .client import Sandbox, SandboxError
+from .sandbox.client import Sandbox, SandboxError
 from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .sanitize import sanitize
 from .result import PLACEHOLDER, CellVerdict, ManualAnswer, SubmissionResult
@@ -66,7 +66,7 @@ class Runner:
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
         self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
-        self.isolation = None         # how the sandboxes were made (autograder.client.Sandbox.isolation)
+        self.isolation = None         # how the sandboxes were made (autograder.sandbox.client.Sandbox.isolation)
 
     def ready(self) -> Sandbox | None:
         if self.box is not None and self.box.dead is None:
@@ -157,7 +157,7 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
 def grade_submission(task: dict) -> SubmissionResult:
     """task: student, assignment, notebook (file name), path (or None), limits (optional)."""
     started = time.monotonic()
-    from .client import DEFAULT_LIMITS
+    from .sandbox.process import DEFAULT_LIMITS
     limits = {**DEFAULT_LIMITS, **(task.get("limits") or {})}
     chapter = Chapter.load(task["assignment"])
     release = read(release_path(task["assignment"]))

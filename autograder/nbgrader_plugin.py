@@ -73,8 +73,8 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from .classroom import _init_worker
-        from .client import DEFAULT_LIMITS  # noqa: F401 - fail early when the grader is incomplete
-        from .isolation import probe
+        from .sandbox.process import DEFAULT_LIMITS  # noqa: F401 - fail early when the grader is incomplete
+        from .sandbox.isolation import probe
         from .job import grade_submission
         from .outputs import _checks_html, _checks_text
         from .result import CellVerdict

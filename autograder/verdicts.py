@@ -14,7 +14,8 @@ import time
 
 from dlcourse import testing
 
-from .client import RemoteFunction, SandboxError
+from .sandbox.client import SandboxError
+from .sandbox.proxies import RemoteFunction
 from .course import count_checks, split_hidden
 from .result import CellVerdict, Check
 

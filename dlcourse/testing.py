@@ -10,13 +10,15 @@ In a student's kernel the first failing check raises at once, with its
 description and a message that names the likely mistake.
 
 The autograder runs the very same cells in its own trusted process, where the
-student's functions are remote proxies and a ``Recorder`` is installed: there
-every check runs, and each is recorded as passed or failed (partial credit).
+student's functions are remote proxies, inside ``with recording(recorder):``:
+there every check runs, and each is recorded as passed or failed (partial credit).
 
 ``from_scratch()`` and ``line_budget(n)`` watch the student's code while it
 runs (no torch allowed; at most n traced Python lines). In a student's kernel
-they watch the current process; under the autograder the watching happens in
-the sandboxed process that runs the student's code.
+they watch the current process; under the autograder they are monitors that the
+grader sends with each call (``active_monitors()``), and a ``Watch`` does the
+watching in the sandboxed process that runs the student's code, inside
+``with sandbox_monitors():``; ``judge`` turns what it saw into a verdict.
 """
 from __future__ import annotations
 
@@ -31,15 +33,39 @@ __all__ = [
     "assert_type", "from_scratch", "line_budget", "in_student_process", "CheckFailed",
 ]
 
-# Set by the autograder in its trusted process only (see autograder.verdicts).
+FROM_SCRATCH, LINE_BUDGET = "from_scratch", "line_budget"  # the kinds of monitor
+
+# Set by ``recording`` only, in the autograder's trusted process.
 _recorder = None
-# Monitors requested by the test code; under the autograder the proxies send
-# them along with each call to the sandbox.
+# Monitors of the enclosing from_scratch/line_budget blocks while recording; the
+# grader's proxies send them along with each call to the sandbox.
 _monitors: list[tuple[str, object]] = []
 
 
 class CheckFailed(AssertionError):
     """A check of a test cell failed."""
+
+
+@contextlib.contextmanager
+def recording(recorder):
+    """Under the autograder, while a test cell runs in the trusted process: every check runs and is
+    reported to ``recorder`` (``begin(description, line)``, ``end(passed, message)``) instead of
+    raising, monitors become ``active_monitors()`` and ``in_student_process`` goes through
+    ``recorder.in_student_process(driver, args, kwargs)``."""
+    global _recorder
+    if _recorder is not None:
+        raise RuntimeError("a test cell is already being recorded")
+    _recorder = recorder
+    try:
+        yield recorder
+    finally:
+        _recorder = None
+        _monitors.clear()
+
+
+def active_monitors() -> list[list]:
+    """The monitors (kind, argument) of the enclosing from_scratch/line_budget blocks, while recording."""
+    return [list(m) for m in _monitors]
 
 
 def describe(exc: BaseException) -> str:
@@ -171,6 +197,17 @@ class Watch:
     autograder, inside the sandbox around each call to the student's code.
     """
 
+    @classmethod
+    def for_monitors(cls, monitors) -> "Watch":
+        """A watch that sees what the monitors ((kind, argument) pairs) need to judge."""
+        kinds = {kind for kind, _ in monitors}
+        return cls(torch_calls=FROM_SCRATCH in kinds, lines=LINE_BUDGET in kinds)
+
+    @classmethod
+    def hook_functions(cls) -> tuple:
+        """The functions that set and remove a watch's trace and profile hooks (the sandbox allows these only)."""
+        return (cls.__enter__, cls.__exit__, cls._profile, cls._trace)
+
     def __init__(self, torch_calls=False, lines=False):
         self.torch_calls = torch_calls
         self.lines = lines
@@ -236,21 +273,34 @@ class Watch:
                 "threads": self.threads}
 
 
-_THREAD_STARTS = [0]  # threads started since count_thread_starts(), by any means of the threading modules
-_THREAD_COUNTING = [False]  # set by count_thread_starts() (the sandbox), never in a student's kernel
+_THREAD_STARTS = [0]  # threads started inside sandbox_monitors(), by any means of the threading modules
+_THREAD_COUNTING = [False]  # True inside sandbox_monitors() (the sandbox), never in a student's kernel
 
 
-def count_thread_starts() -> None:
-    """Count every thread started from now on (the sandbox calls this before any student code runs)."""
+@contextlib.contextmanager
+def sandbox_monitors():
+    """This process becomes the autograder's sandbox for ``Watch``es: yields the ``Watch`` class.
+
+    The sandbox's server enters it once, before any student code runs: from then on every
+    thread started is counted (a watched call must run alone: no thread beside it may
+    escape the watch) and torch's folder is known (found now, before the audit hook).
+    """
     import _thread
     import threading
-    start = _thread.start_new_thread
+    _torch_dir()
+    saved = (_thread.start_new_thread, _thread.start_new, threading._start_new_thread)
+    start = saved[0]
 
     def counted(*args, **kwargs):
         _THREAD_STARTS[0] += 1
         return start(*args, **kwargs)
     _thread.start_new_thread = _thread.start_new = threading._start_new_thread = counted
     _THREAD_COUNTING[0] = True
+    try:
+        yield Watch
+    finally:
+        _thread.start_new_thread, _thread.start_new, threading._start_new_thread = saved
+        _THREAD_COUNTING[0] = False
 
 
 def judge(monitors, observations: dict) -> str | None:
@@ -261,10 +311,10 @@ def judge(monitors, observations: dict) -> str | None:
         return ("the code under test ran threads beside it: a function checked from scratch or for its "
                 "number of lines must do its work in the calling thread")
     for kind, arg in monitors:
-        if kind == "from_scratch" and observations.get("torch_used"):
+        if kind == FROM_SCRATCH and observations.get("torch_used"):
             return (f"{arg} must be written from scratch in NumPy, but it called "
                     f"{observations['torch_used'][0]}")
-        if kind == "line_budget" and observations.get("line_count", 0) > arg:
+        if kind == LINE_BUDGET and observations.get("line_count", 0) > arg:
             return (f"the call executed {observations['line_count']} Python lines, more than the budget "
                     f"of {arg}: use vectorised rounds, not a Python loop over time steps")
     return None
@@ -279,7 +329,7 @@ def _monitored(kind, arg):
         finally:
             _monitors.pop()
         return
-    watch = Watch(torch_calls=kind == "from_scratch", lines=kind == "line_budget")
+    watch = Watch.for_monitors([(kind, arg)])
     with watch:
         yield
     message = judge([(kind, arg)], watch.observations())
@@ -289,12 +339,12 @@ def _monitored(kind, arg):
 
 def from_scratch(name="this function"):
     """Fail when the code in the block calls into torch."""
-    return _monitored("from_scratch", name)
+    return _monitored(FROM_SCRATCH, name)
 
 
 def line_budget(n: int):
     """Fail when the code in the block executes more than n traced Python lines."""
-    return _monitored("line_budget", int(n))
+    return _monitored(LINE_BUDGET, int(n))
 
 
 def in_student_process(driver, *args, **kwargs):

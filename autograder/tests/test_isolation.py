@@ -4,7 +4,7 @@ import subprocess
 
 import nbformat
 
-from autograder import isolation
+from autograder.sandbox import isolation
 from autograder.course import ROOT, chapters
 from autograder.submissions import reference
 

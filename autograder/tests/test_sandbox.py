@@ -4,8 +4,8 @@ import os
 import numpy as np
 import pytest
 
-from autograder import isolation, wire
-from autograder.client import Sandbox, SandboxError
+from autograder.sandbox import isolation, protocol, wire
+from autograder.sandbox.client import Sandbox, SandboxError
 from autograder.course import ROOT
 
 
@@ -172,3 +172,62 @@ def test_from_scratch_watch_sees_threads():
             assert box.run_cell(code, name) is None
             scores[name] = grade_test_cell(box, "test_f", cell, 1, ["f"], 20).score
     assert scores == {"thread": 0.0, "pool": 0.0, "honest": 1.0}
+
+
+def test_one_table_of_operations():
+    """Every operation the sandbox serves has one handler in the server, and the grader serves the rest."""
+    from autograder.sandbox.server import Server
+    served = {op for op in protocol.OPERATIONS.values() if op.served_by == protocol.SANDBOX}
+    assert set(Server(None, None).handlers) == served
+    assert {op for op in protocol.OPERATIONS.values() if op not in served} == {protocol.CALLBACK}
+    with pytest.raises(ValueError):
+        protocol.request(protocol.EXEC, source="x = 1")
+
+
+def test_the_server_sees_only_its_own_modules():
+    """What the sandbox can see of the grader (isolation.SERVER_MODULES) is all that the server imports."""
+    import ast
+    from autograder.course import ROOT as repository
+    bound = set(isolation.SERVER_MODULES)
+    for module in bound:
+        tree = ast.parse((repository / module).read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                names = [node.module] if node.module else [alias.name for alias in node.names]
+                for name in names:
+                    assert f"autograder/sandbox/{name}.py" in bound, f"{module} imports {name}, not bound"
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                assert not (node.module or "").startswith("autograder"), module
+            if isinstance(node, ast.Import):
+                assert not any(alias.name.startswith("autograder") for alias in node.names), module
+
+
+def test_recording_and_sandbox_monitors_are_scoped():
+    """The grader's recorder and the sandbox's thread counting are context managers that leave nothing behind."""
+    import _thread
+    from dlcourse import testing
+
+    class Recorder:
+        def __init__(self):
+            self.checks = []
+
+        def begin(self, description, line):
+            self.description = description
+
+        def end(self, passed, message):
+            self.checks.append((self.description, passed))
+
+    recorder = Recorder()
+    with testing.recording(recorder):
+        with testing.check("fails, recorded"):
+            with testing.from_scratch("f"):
+                assert testing.active_monitors() == [["from_scratch", "f"]]
+                raise AssertionError("no")
+    assert recorder.checks == [("fails, recorded", False)] and testing.active_monitors() == []
+    with pytest.raises(testing.CheckFailed):
+        with testing.check("raises outside recording"):
+            raise AssertionError("no")
+    start = _thread.start_new_thread
+    with testing.sandbox_monitors() as Watch:
+        assert _thread.start_new_thread is not start and Watch is testing.Watch
+    assert _thread.start_new_thread is start

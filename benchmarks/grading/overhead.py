@@ -15,7 +15,7 @@ BREAKDOWN = "from benchmarks.grading.overhead import breakdown_main; breakdown_m
 def sandbox_start_seconds(preload: tuple, repeats: int = 3, cells: list[str] | None = None) -> list[float]:
     """Seconds to start a sandbox (bubblewrap, a fresh interpreter importing ``preload``) and run ``cells``
     in it (default: a trivial cell, which waits for the imports)."""
-    from autograder.client import Sandbox
+    from autograder.sandbox.client import Sandbox
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -48,7 +48,8 @@ def chapter_preload(chapter: str) -> tuple:
 
 def breakdown(chapter: str, path: str, repeats: int = 2) -> list[dict]:
     """Phases of grade_submission for one notebook, ``repeats`` times in this process (cold, warm)."""
-    from autograder import client, job
+    from autograder import job
+    from autograder.sandbox import client
     phases: dict[str, float] = defaultdict(float)
     state = {"fresh": False}
     original_start, original_run_cell, original_close = client.Sandbox.start, client.Sandbox.run_cell, client.Sandbox.close
@@ -158,7 +159,7 @@ def breakdown_main() -> None:  # in a fresh process: python -c "<BREAKDOWN>" CHA
 
 
 def measure_overhead(chapters: list[str], work: Path) -> dict:
-    from autograder import isolation
+    from autograder.sandbox import isolation
     from autograder.submissions import reference, write_class
     t = time.perf_counter()
     reason = isolation.probe()

@@ -1,11 +1,14 @@
 """Messages between the trusted grader and the sandbox: JSON plus raw array buffers, never pickle.
 
-What crosses the boundary is plain data: None, bool, int, float, complex, str,
-bytes, lists, tuples, dicts, NumPy arrays and scalars of numeric dtypes,
-torch tensors, NumPy Generators (their bit generator state), and references:
-``Ref`` (an object living on the other side) and ``Callback`` (a callable
-living on this side). Decoding builds fresh objects of those types only, so a
-message from the sandbox can never run code in the trusted process.
+A message is a JSON header (the requests and replies of ``protocol``) followed by
+raw buffers. What crosses the boundary is plain data: None, bool, int, float,
+complex, str, bytes, lists, tuples, dicts, NumPy arrays and scalars of numeric
+dtypes, torch tensors, NumPy Generators (their bit generator state), and three
+kinds of reference, which each side maps with its own hooks: ``ref`` (an object
+living in the sandbox), ``cb`` (a callable living in the grader) and ``global``
+(a name of the notebook's namespace in the sandbox). Decoding builds fresh
+objects of those types only, so a message from the sandbox can never run code
+in the trusted process.
 """
 from __future__ import annotations
 
@@ -25,31 +28,19 @@ class WireError(Exception):
     """A malformed or oversized message."""
 
 
-class Ref:
-    """An object that lives in the other process, by id."""
-
-    __slots__ = ("id", "type_name")
-
-    def __init__(self, id: int, type_name: str = ""):
-        self.id, self.type_name = int(id), str(type_name)
+def ref(id: int, type_name: str) -> dict:
+    """The node of an object that lives in the sandbox."""
+    return {"$": "ref", "id": int(id), "t": str(type_name)}
 
 
-class Callback:
-    """A callable that lives in the trusted process, by id."""
-
-    __slots__ = ("id",)
-
-    def __init__(self, id: int):
-        self.id = int(id)
+def callback(id: int) -> dict:
+    """The node of a callable that lives in the grader."""
+    return {"$": "cb", "id": int(id)}
 
 
-class Global:
-    """A name in the sandbox's notebook namespace (a graded function passed as an argument)."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str):
-        self.name = str(name)
+def global_name(name: str) -> dict:
+    """The node of a name in the sandbox's notebook namespace (a graded function passed as an argument)."""
+    return {"$": "global", "name": str(name)}
 
 
 def _dtype(spec: str) -> np.dtype:
@@ -60,7 +51,8 @@ def _dtype(spec: str) -> np.dtype:
 
 
 class Encoder:
-    """Turns a value into (json-able tree, buffers). ``on_object`` maps anything else to a tree."""
+    """Turns a value into (json-able tree, buffers). ``on_object`` maps anything else to a tree
+    (a reference node, or raises TypeError)."""
 
     def __init__(self, on_object):
         self.on_object = on_object
@@ -94,12 +86,6 @@ class Encoder:
             return {"$": "np", "dtype": value.dtype.str, "b": self._buffer(value.tobytes())}
         if isinstance(value, np.random.Generator):
             return {"$": "rng", "state": _jsonable(value.bit_generator.state)}
-        if isinstance(value, Ref):
-            return {"$": "ref", "id": value.id, "t": value.type_name}
-        if isinstance(value, Callback):
-            return {"$": "cb", "id": value.id}
-        if isinstance(value, Global):
-            return {"$": "global", "name": value.name}
         torch = _torch_if_loaded()
         if torch is not None and isinstance(value, torch.Tensor):
             tensor = value.detach().cpu()

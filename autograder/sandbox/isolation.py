@@ -1,12 +1,12 @@
 """The operating-system boundary around a student's code: a bubblewrap sandbox with a seccomp filter.
 
-Every sandbox process (``autograder.client.Sandbox``) is started through
+Every sandbox process (``process.Process``) is started through
 ``command()``: bubblewrap (Debian's ``bubblewrap``) puts it in fresh user, pid,
 network, IPC, UTS and mount namespaces, as uid/gid 65534 (also outside the
 namespace when the grader is root), with no capabilities and no new privileges.
 Its file system is a new, empty root holding read-only views of what Python
 needs (``/usr``, the interpreter's installation, the virtualenv, the course's
-helper package ``dlcourse`` and the three modules of the sandbox's own server) and
+helper package ``dlcourse`` and the few modules of the sandbox's own server) and
 one writable folder, its work folder (owned by 65534). No repository, no solutions, no home
 folders, no class, no OUT, no other process. A seccomp filter then refuses the
 system calls a notebook never needs: new processes (only threads may be
@@ -14,7 +14,7 @@ created), namespaces and mounts, ptrace and cross-process memory, sockets,
 keyrings, BPF, perf, io_uring, kernel modules and the like.
 
 ``probe()`` says whether this machine can make such a sandbox; grading refuses
-to start where it cannot (``autograder.classroom``), unless the instructor asks
+to start where it cannot (``autograder.classroom``, ``process``), unless the instructor asks
 for the unsafe mode explicitly.
 """
 from __future__ import annotations
@@ -29,8 +29,11 @@ import sys
 import sysconfig
 
 NOBODY = 65534
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SERVER_MODULES = ("autograder/__init__.py", "autograder/sandbox.py", "autograder/wire.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
+# All of the grader the sandbox sees (read-only, under INSIDE): the server and what it imports.
+SERVER_MODULES = ("autograder/__init__.py", "autograder/sandbox/__init__.py", "autograder/sandbox/server.py",
+                  "autograder/sandbox/protocol.py", "autograder/sandbox/wire.py", "autograder/sandbox/policy.py")
+INSIDE = "/grader"    # where SERVER_MODULES are, inside the sandbox
 WORKDIR = "/sandbox"  # the sandbox's own folder, inside it
 
 # --------------------------------------------------------------------- seccomp
@@ -102,7 +105,6 @@ def runtime_paths() -> list[str]:
     return sorted(p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
 
 
-
 def command(python: str, workdir: str, argv: list[str], env: dict, seccomp_fd: int) -> list[str]:
     """The bwrap command line that runs ``python argv`` in a sandbox whose work folder is ``workdir``.
 
@@ -130,7 +132,7 @@ def command(python: str, workdir: str, argv: list[str], env: dict, seccomp_fd: i
             cmd += ["--ro-bind", path, path]
     cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     binds = [(path, path) for path in runtime_paths()]
-    binds += [(os.path.join(ROOT, module), os.path.join("/grader", module)) for module in SERVER_MODULES]
+    binds += [(os.path.join(ROOT, module), os.path.join(INSIDE, module)) for module in SERVER_MODULES]
     parents = {p for _, dest in binds for p in _ancestors(dest)}
     for parent in sorted(parents, key=lambda p: (p.count("/"), p)):  # traversable, listing nothing else
         cmd += ["--perms", "0755", "--dir", parent]

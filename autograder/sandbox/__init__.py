@@ -1,0 +1,14 @@
+"""The sandbox: the student's code runs in its own process, behind the operating system's boundary.
+
+The grader's side (trusted):
+
+- ``client``: ``Sandbox``, what the grader uses: run a cell, call a graded function, run a driver;
+- ``proxies``: ``RemoteFunction`` and ``Handle``, the student's functions and objects as the test cells see them;
+- ``process``: the life cycle of one sandbox process and its environment;
+- ``isolation``: the operating-system boundary (bubblewrap, seccomp) and ``probe()``.
+
+Both sides: ``protocol`` (the table of requests) and ``wire`` (how a message is framed and encoded).
+
+The sandbox's side (untrusted, the only grader code it can see): ``server`` and its ``policy``
+(limits, capped output, the audit hook). This file is bound into the sandbox too: it imports nothing.
+"""

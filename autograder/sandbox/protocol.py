@@ -1,0 +1,73 @@
+"""The requests the grader and the sandbox exchange: one table, read by both sides.
+
+A request is a message (``wire``) whose header is ``{"op": <name>, <fields>}``; its
+answer is a reply, ``{"reply": true, "ok": <bool>, "value" | "error", ...}``. The
+grader asks and the sandbox answers, except for ``CALLBACK``: while it serves a
+``CALL``, the student's code may call a function of the test (a callable passed
+as an argument), and the sandbox then asks the grader. Each side waits for its
+reply and serves the other side's requests meanwhile, so calls nest.
+
+The server (``server``) answers the operations served by ``SANDBOX`` with one
+handler each; the client (``client``) builds its requests with ``request`` and
+answers ``CALLBACK``. Names of operations appear nowhere else.
+"""
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+SANDBOX, GRADER = "sandbox", "grader"   # who answers an operation
+CONFIG_VARIABLE = "AUTOGRADER_SANDBOX"  # the environment variable that carries the sandbox's configuration
+
+
+class Operation(NamedTuple):
+    name: str
+    fields: tuple[str, ...]  # the request's fields besides "op"
+    served_by: str           # SANDBOX or GRADER
+    summary: str             # what it does; what its reply holds besides ok/error
+
+
+EXEC = Operation("exec", ("code", "name"), SANDBOX,
+                 "run a notebook cell; reply: error (None or {type, message}), ok always true")
+CALL = Operation("call", ("target", "args", "kwargs", "monitors"), SANDBOX,
+                 "call a graded name or a returned object under a Watch of the monitors; reply: value, "
+                 "after (the array and Generator arguments after the call), observations (what the Watch saw)")
+GETATTR = Operation("getattr", ("obj", "name"), SANDBOX, "an attribute of an object in the sandbox; reply: value")
+OPERATOR = Operation("op", ("name", "args"), SANDBOX, "OPERATORS[name](*args) in the sandbox; reply: value")
+ISINSTANCE = Operation("isinstance", ("obj", "cls"), SANDBOX, "isinstance(obj, cls) in the sandbox; reply: value")
+RUN = Operation("run", ("source", "name", "args", "kwargs"), SANDBOX,
+                "define a test's driver from its source and call it; reply: value")
+RELEASE = Operation("release", (), SANDBOX, "forget every object handed out so far; reply: value None")
+CALLBACK = Operation("callback", ("id", "args", "kwargs"), GRADER,
+                     "call a test's function passed to the student's code; reply: value, or error (a string)")
+
+OPERATIONS = {op.name: op for op in (EXEC, CALL, GETATTR, OPERATOR, ISINSTANCE, RUN, RELEASE, CALLBACK)}
+
+# What OPERATOR may apply to an object of the student's (the grader's proxies forward these).
+OPERATORS = {name: getattr(operator, name) for name in (
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "neg", "pos", "abs", "matmul",
+    "lt", "le", "gt", "ge", "eq", "ne", "getitem", "contains")}
+OPERATORS.update(float=float, int=int, bool=bool, len=len, repr=repr, str=str, list=list)
+
+
+def request(op: Operation, **fields) -> dict:
+    """The header of a request for ``op`` (its fields already encoded)."""
+    unknown = set(fields) - set(op.fields)
+    if unknown:
+        raise ValueError(f"{op.name} has no field {sorted(unknown)[0]!r}")
+    return {"op": op.name, **fields}
+
+
+def operation(header: dict, served_by: str) -> Operation | None:
+    """The operation a received request asks for, if this side (``served_by``) serves it."""
+    op = OPERATIONS.get(header.get("op"))
+    return op if op is not None and op.served_by == served_by else None
+
+
+def reply(ok: bool, **fields) -> dict:
+    """The header of a reply."""
+    return {"reply": True, "ok": ok, **fields}
+
+
+def is_reply(header: dict) -> bool:
+    return bool(header.get("reply"))
