@@ -1,7 +1,10 @@
 """Fixtures shared by the test files."""
 import os
 
+import matplotlib
 import pytest
+
+matplotlib.use("Agg")  # the widget tests draw figures off screen
 
 
 @pytest.fixture(scope="session")
@@ -16,3 +19,14 @@ def playwright():
         pytest.skip("Python playwright is not installed")
     with sync_playwright() as session:
         yield session
+
+
+@pytest.fixture(scope="module")
+def ref(request):
+    """The reference solutions of the chapter a ``tests/test_widgets_chNN.py`` module is about."""
+    from autograder.course import chapters
+    from autograder.reference import load
+
+    prefix = request.module.__name__.rsplit("_", 1)[-1] + "_"  # "ch01_"
+    chapter, = [name for name in chapters() if name.startswith(prefix)]
+    return load(chapter)

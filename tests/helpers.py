@@ -1,4 +1,6 @@
-"""Small helpers shared by the course tests."""
+"""Small helpers shared by the widget tests (their fixtures are in tests/conftest.py)."""
+import inspect
+import re
 
 
 def counting(fn):
@@ -17,7 +19,44 @@ def stub(*args, **kwargs):
 
 def number(pattern, text):
     """The number a regex group captures in a widget's readout."""
-    import re
     match = re.search(pattern, text)
     assert match, f"{pattern!r} not in readout {text!r}"
     return float(match.group(1))
+
+
+def numbers(text):
+    """Every number in a readout, in order."""
+    return [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?", text)]
+
+
+def student_functions(factory):
+    """The names of the student's functions a widget factory takes (its keyword-only parameters
+    without a default)."""
+    return [name for name, p in inspect.signature(factory).parameters.items()
+            if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+
+
+def build(factory, ref, **replace):
+    """The widget ``factory`` builds from the reference solutions ``ref``, some functions replaced
+    (by a stub, a counting wrapper...) and extra arguments given in ``replace``."""
+    needs = {name: getattr(ref, name) for name in student_functions(factory) if name not in replace}
+    needs.update(replace)
+    return factory(**needs)
+
+
+def assert_names_missing(widget, name):
+    """The widget's readout says that the student's function ``name`` is not written yet."""
+    text = widget.readout.value
+    assert "not written yet" in text and f"<b>{name}</b>" in text, text
+
+
+def assert_each_missing_is_named(factory, ref, controls=None, **extra):
+    """Built with each of its student functions in turn replaced by a stub (and ``controls`` then
+    set to the values given), the widget names that function in its readout."""
+    for name in student_functions(factory):
+        if name in extra:  # data the widget shows (a record, a trained model), not a function
+            continue
+        widget = build(factory, ref, **{name: stub}, **extra)
+        for control, value in (controls or {}).items():
+            widget.controls[control].value = value
+        assert_names_missing(widget, name)

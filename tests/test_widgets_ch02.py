@@ -1,25 +1,8 @@
 """The widgets of ch02_universal_approximation: controls change the readout; missing functions are named."""
-from __future__ import annotations
-
-import re
-
-import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
-import pytest
 
-from autograder.reference import load
-from dlcourse.widgets import ch02
-from tests.helpers import counting, stub, number
-
-CHAPTER = "ch02_universal_approximation"
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return load(CHAPTER)
+from dlcourse.widgets import RenderCache, ch02
+from tests.helpers import assert_each_missing_is_named, build, counting, number
 
 
 def test_interpolant_explorer_width_changes_sup_error(ref):
@@ -46,16 +29,7 @@ def test_interpolant_explorer_width_changes_sup_error(ref):
 
 
 def test_interpolant_explorer_names_missing_functions(ref):
-    explorer = ch02.interpolant_explorer(relu_interpolant=stub, mlp_forward=ref.mlp_forward)
-    explorer.controls["width"].value = 5
-    assert "relu_interpolant" in explorer.readout.value and "not written yet" in explorer.readout.value
-
-    def mlp_stub(X, W1, b1, W2, b2):
-        raise NotImplementedError()
-
-    explorer = ch02.interpolant_explorer(relu_interpolant=ref.relu_interpolant, mlp_forward=mlp_stub)
-    explorer.controls["width"].value = 5
-    assert "mlp_forward" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_each_missing_is_named(ch02.interpolant_explorer, ref, controls={"width": 5})
 
 
 def test_regions_explorer_counts_against_zaslavsky(ref):
@@ -81,16 +55,7 @@ def test_regions_explorer_counts_against_zaslavsky(ref):
 
 
 def test_regions_explorer_names_missing_functions(ref):
-    explorer = ch02.regions_explorer(activation_patterns=stub, zaslavsky_bound=ref.zaslavsky_bound)
-    explorer.controls["units"].value = 4
-    assert "activation_patterns" in explorer.readout.value and "not written yet" in explorer.readout.value
-
-    def zaslavsky_stub(m, n):
-        raise NotImplementedError()
-
-    explorer = ch02.regions_explorer(activation_patterns=ref.activation_patterns, zaslavsky_bound=zaslavsky_stub)
-    explorer.controls["units"].value = 4
-    assert "zaslavsky_bound" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_each_missing_is_named(ch02.regions_explorer, ref, controls={"units": 4})
 
 
 def test_stacked_layer_gives_concatenated_patterns():
@@ -101,11 +66,8 @@ def test_stacked_layer_gives_concatenated_patterns():
     np.testing.assert_allclose(stacked @ W_block.T + b_block, pre)
 
 
-def sawtooth(ref, **overrides):
-    needs = dict(sawtooth_network=ref.sawtooth_network, deep_forward=ref.deep_forward,
-                 relu_interpolant=ref.relu_interpolant, count_linear_pieces=ref.count_linear_pieces)
-    needs.update(overrides)
-    return ch02.sawtooth_explorer(**needs)
+def sawtooth(ref, **replace):
+    return build(ch02.sawtooth_explorer, ref, **replace)
 
 
 def test_sawtooth_explorer_doubles_pieces_and_shallow_fits_fail(ref):
@@ -135,10 +97,7 @@ def test_shallow_fit_respects_the_lower_bound():
 
 
 def test_sawtooth_explorer_names_missing_functions(ref):
-    for name in ("sawtooth_network", "deep_forward", "count_linear_pieces", "relu_interpolant"):
-        explorer = sawtooth(ref, **{name: stub})
-        explorer.controls["depth"].value = 4
-        assert name in explorer.readout.value and "not written yet" in explorer.readout.value, explorer.readout.value
+    assert_each_missing_is_named(ch02.sawtooth_explorer, ref, controls={"depth": 4})
 
 
 def test_interpolant_error_curve_is_cached_per_target(ref):
@@ -156,7 +115,7 @@ def test_interpolant_error_curve_is_cached_per_target(ref):
 
 
 def test_interpolant_cache_never_serves_another_function(ref):
-    cache = ch02.RenderCache()
+    cache = RenderCache()
     _, good = ch02.render_interpolant("sin(x)", 8, relu_interpolant=ref.relu_interpolant,
                                       mlp_forward=ref.mlp_forward, cache=cache)
 
@@ -181,12 +140,12 @@ def test_regions_revisited_settings_are_served_from_cache(ref):
     assert len(activation_patterns.calls) == 2 and explorer.readout.value != first
     explorer.controls["seed"].value = 0
     assert len(activation_patterns.calls) == 2 and explorer.readout.value == first
-    assert explorer.render_function.keywords["cache"].hits == 3  # the picture once, the in-place figure twice
+    assert explorer.cache.hits == 3  # the picture once, the in-place figure twice
     # the student's function sees the whole grid
     assert activation_patterns.calls[0][2].shape[0] == ch02.REGIONS_RESOLUTION ** 2
     other = counting(ref.activation_patterns)  # a re-run exercise cell: computed afresh
     ch02.render_regions(5, 1, 0, activation_patterns=other, zaslavsky_bound=ref.zaslavsky_bound,
-                        cache=explorer.render_function.keywords["cache"])
+                        cache=explorer.cache)
     assert len(other.calls) == 1
 
 
@@ -204,5 +163,5 @@ def test_sawtooth_revisited_depth_is_served_from_cache(ref):
     other = counting(ref.count_linear_pieces)  # a re-run exercise cell: computed afresh
     ch02.render_sawtooth(3, 4, sawtooth_network=network, deep_forward=ref.deep_forward,
                          relu_interpolant=ref.relu_interpolant, count_linear_pieces=other,
-                         cache=explorer.render_function.keywords["cache"])
+                         cache=explorer.cache)
     assert len(other.calls) == 1

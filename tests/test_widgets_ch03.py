@@ -1,18 +1,6 @@
 """The widgets of ch03_backprop: controls change the readout; unfinished exercises are named."""
-import matplotlib
-
-matplotlib.use("Agg")
-
-import pytest  # noqa: E402
-
-from autograder.reference import load  # noqa: E402
-from dlcourse.widgets import ch03  # noqa: E402
-from tests.helpers import counting, stub
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return load("ch03_backprop")
+from dlcourse.widgets import ch03
+from tests.helpers import assert_names_missing, build, counting, stub
 
 
 class _StubValue:
@@ -62,10 +50,8 @@ def test_backprop_graph_gradient_matches_closed_form(ref):
 
 
 def test_backprop_graph_names_missing_functions(ref):
-    explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=stub)
-    assert "topological_order" in explorer.readout.value and "not written yet" in explorer.readout.value
-    explorer = ch03.backprop_graph_explorer(Value=_StubValue, topological_order=ref.topological_order)
-    assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_names_missing(build(ch03.backprop_graph_explorer, ref, topological_order=stub), "topological_order")
+    assert_names_missing(build(ch03.backprop_graph_explorer, ref, Value=_StubValue), "Value")
 
 
 def test_mode_cost_readout_counts_passes(ref):
@@ -80,10 +66,8 @@ def test_mode_cost_readout_counts_passes(ref):
 
 
 def test_mode_cost_names_missing_functions(ref):
-    explorer = ch03.mode_cost_explorer(jvp=stub, Value=ref.Value)
-    assert "jvp" in explorer.readout.value and "not written yet" in explorer.readout.value
-    explorer = ch03.mode_cost_explorer(jvp=ref.jvp, Value=_StubValue)
-    assert "Value" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_names_missing(build(ch03.mode_cost_explorer, ref, jvp=stub), "jvp")
+    assert_names_missing(build(ch03.mode_cost_explorer, ref, Value=_StubValue), "Value")
 
 
 def test_mode_cost_measures_each_size_once(ref):
@@ -97,5 +81,5 @@ def test_mode_cost_measures_each_size_once(ref):
     assert len(jvp.calls) == 31 + 32 + 40 and explorer.readout.value == first
     # a re-run exercise cell (a new function object) is measured afresh, never served stale
     other = counting(ref.jvp)
-    _, text = ch03.render_mode_cost(16, jvp=other, Value=ref.Value, cache=explorer.render_function.keywords["cache"])
+    _, text = ch03.render_mode_cost(16, jvp=other, Value=ref.Value, cache=explorer.cache)
     assert len(other.calls) == 31 and "forward mode 16 passes" in text

@@ -1,25 +1,11 @@
 """The widgets of ch04_cnn: controls change the readout; missing functions are named."""
-from __future__ import annotations
-
 import re
-
-import matplotlib
-
-matplotlib.use("Agg")
 
 import numpy as np
 import pytest
 
-from autograder.reference import load
 from dlcourse.widgets import ch04
-from tests.helpers import stub, number
-
-CHAPTER = "ch04_cnn"
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return load(CHAPTER)
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, number, stub
 
 
 def _shape(text):
@@ -68,11 +54,7 @@ def test_kernel_explorer_flags_a_wrong_output_size(ref):
 
 
 def test_kernel_explorer_names_missing_functions(ref):
-    explorer = ch04.kernel_explorer(conv2d=stub, conv_output_size=ref.conv_output_size)
-    assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
-    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=stub)
-    explorer.controls["stride"].value = 2
-    assert "conv_output_size" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_each_missing_is_named(ch04.kernel_explorer, ref, controls={"stride": 2})
 
 
 def test_shift_explorer_is_exact_inside_the_canvas_and_not_across_the_border(ref):
@@ -91,9 +73,8 @@ def test_shift_explorer_is_exact_inside_the_canvas_and_not_across_the_border(ref
     assert explorer.last_render_seconds < 2.0
 
 
-def test_shift_explorer_names_missing_conv2d():
-    explorer = ch04.shift_explorer(conv2d=stub)
-    assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+def test_shift_explorer_names_missing_conv2d(ref):
+    assert_each_missing_is_named(ch04.shift_explorer, ref)
 
 
 def test_shift_images_moves_without_wrapping():
@@ -120,9 +101,8 @@ def test_feature_map_explorer_trains_once_and_follows_the_controls(ref):
     assert explorer.last_render_seconds < 2.0  # trained once, cached
 
 
-def test_feature_map_explorer_names_missing_build_digits_cnn():
-    explorer = ch04.feature_map_explorer(build_digits_cnn=stub)
-    assert "build_digits_cnn" in explorer.readout.value and "not written yet" in explorer.readout.value
+def test_feature_map_explorer_names_missing_build_digits_cnn(ref):
+    assert_each_missing_is_named(ch04.feature_map_explorer, ref)
 
 
 def test_train_digits_recipe_is_deterministic(ref):
@@ -159,14 +139,11 @@ def test_pooling_shift_explorer_equivariance_only_for_multiples_of_the_stride(re
 
 
 def test_pooling_shift_explorer_names_missing_functions(ref):
-    explorer = ch04.pooling_shift_explorer(conv2d=stub, max_pool2d=ref.max_pool2d, avg_pool2d=ref.avg_pool2d)
-    assert "conv2d" in explorer.readout.value and "not written yet" in explorer.readout.value
-    explorer = ch04.pooling_shift_explorer(conv2d=ref.conv2d, max_pool2d=stub, avg_pool2d=ref.avg_pool2d)
-    assert "max_pool2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_names_missing(build(ch04.pooling_shift_explorer, ref, conv2d=stub), "conv2d")
+    assert_names_missing(build(ch04.pooling_shift_explorer, ref, max_pool2d=stub), "max_pool2d")
+    explorer = build(ch04.pooling_shift_explorer, ref, avg_pool2d=stub)
     explorer.controls["pool"].value = "avg 2×2"
-    explorer = ch04.pooling_shift_explorer(conv2d=ref.conv2d, max_pool2d=ref.max_pool2d, avg_pool2d=stub)
-    explorer.controls["pool"].value = "avg 2×2"
-    assert "avg_pool2d" in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_names_missing(explorer, "avg_pool2d")
 
 
 def test_drivers_return_plain_data(ref):

@@ -1,22 +1,9 @@
 """The widgets of chapter 6 react to their controls and name unfinished exercises."""
-import matplotlib
-
-matplotlib.use("Agg")
-
 import numpy as np
 import pytest
 
-from autograder.reference import load
 from dlcourse.widgets import ch06
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return load("ch06_transformers")
-
-
-def stub(*args, **kwargs):
-    raise NotImplementedError()
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, stub
 
 
 def fake_record(n_examples=3, n_heads=2, n_layers=2, T=8, d_head=4, seed=0):
@@ -56,12 +43,12 @@ def test_attention_explorer_reacts_to_query_temperature_and_mask(ref):
 
 
 def test_attention_explorer_names_missing_functions(ref):
-    w = ch06.attention_explorer(scaled_dot_product_attention=stub, causal_mask=ref.causal_mask)
-    assert "scaled_dot_product_attention" in w.readout.value and "not written yet" in w.readout.value
-    w = ch06.attention_explorer(scaled_dot_product_attention=ref.scaled_dot_product_attention, causal_mask=stub)
+    assert_names_missing(build(ch06.attention_explorer, ref, scaled_dot_product_attention=stub),
+                         "scaled_dot_product_attention")
+    w = build(ch06.attention_explorer, ref, causal_mask=stub)
     assert "top-attended" in w.readout.value      # causal_mask is only needed once the box is ticked
     w.controls["causal"].value = True
-    assert "causal_mask" in w.readout.value and "not written yet" in w.readout.value
+    assert_names_missing(w, "causal_mask")
 
 
 def test_positional_encoding_explorer(ref):
@@ -80,9 +67,8 @@ def test_positional_encoding_explorer(ref):
     assert float(w.readout.value.rsplit("= ", 1)[1]) > 1e-6
 
 
-def test_positional_encoding_explorer_names_missing_function():
-    w = ch06.positional_encoding_explorer(positional_encoding=stub)
-    assert "positional_encoding" in w.readout.value and "not written yet" in w.readout.value
+def test_positional_encoding_explorer_names_missing_function(ref):
+    assert_each_missing_is_named(ch06.positional_encoding_explorer, ref)
 
 
 def test_nadaraya_watson_explorer(ref):
@@ -101,14 +87,13 @@ def test_nadaraya_watson_explorer(ref):
     assert w.last_render_seconds < 2
 
 
-def test_nadaraya_watson_explorer_names_missing_function():
-    w = ch06.nadaraya_watson_explorer(nadaraya_watson=stub)
-    assert "nadaraya_watson" in w.readout.value and "not written yet" in w.readout.value
+def test_nadaraya_watson_explorer_names_missing_function(ref):
+    assert_each_missing_is_named(ch06.nadaraya_watson_explorer, ref)
 
 
 def test_transformer_attention_explorer(ref):
     record = fake_record()
-    w = ch06.transformer_attention_explorer(record, scaled_dot_product_attention=ref.scaled_dot_product_attention)
+    w = ch06.transformer_attention_explorer(record=record, scaled_dot_product_attention=ref.scaled_dot_product_attention)
     first = w.readout.value
     assert first.startswith("layer 2, head 1, example 0") and "8/8 right" in first, first
     assert float(first.rsplit("at most ", 1)[1]) < 1e-12
@@ -119,9 +104,8 @@ def test_transformer_attention_explorer(ref):
     assert w.readout.value.startswith("layer 1")
 
 
-def test_transformer_attention_explorer_names_missing_function():
-    w = ch06.transformer_attention_explorer(fake_record(), scaled_dot_product_attention=stub)
-    assert "scaled_dot_product_attention" in w.readout.value and "not written yet" in w.readout.value
+def test_transformer_attention_explorer_names_missing_function(ref):
+    assert_each_missing_is_named(ch06.transformer_attention_explorer, ref, record=fake_record())
 
 
 def test_toy_sentence_attention_is_meaningful(ref):
@@ -153,7 +137,7 @@ def test_char_transformer_driver_returns_plain_data(ref, char_model):
 
 
 def test_char_model_explorer_temperature_and_top_k(ref, char_model):
-    w = ch06.char_model_explorer(char_model, transformer_block=ref.transformer_block, causal_mask=ref.causal_mask,
+    w = ch06.char_model_explorer(model=char_model, transformer_block=ref.transformer_block, causal_mask=ref.causal_mask,
                                  sample_token=ref.sample_token)
     kept = lambda: int(w.readout.value.split(" characters kept")[0])  # noqa: E731
     entropy = lambda: float(w.readout.value.split("entropy ")[1].split()[0])  # noqa: E731
@@ -177,8 +161,4 @@ def test_char_model_explorer_temperature_and_top_k(ref, char_model):
 
 @pytest.mark.parametrize("missing", ["transformer_block", "causal_mask", "sample_token"])
 def test_char_model_explorer_names_missing_function(ref, char_model, missing):
-    needs = {"transformer_block": ref.transformer_block, "causal_mask": ref.causal_mask,
-             "sample_token": ref.sample_token}
-    needs[missing] = stub
-    w = ch06.char_model_explorer(char_model, **needs)
-    assert missing in w.readout.value and "not written yet" in w.readout.value
+    assert_names_missing(build(ch06.char_model_explorer, ref, model=char_model, **{missing: stub}), missing)

@@ -1,35 +1,11 @@
 """Widgets of ch07_gnn: driven with the reference solutions, and with unfinished (stub) functions."""
-from __future__ import annotations
-
 import re
 
-import matplotlib
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from autograder.reference import load  # noqa: E402
-from dlcourse.widgets import ch07  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return load("ch07_gnn")
-
-
-def _stub(name):
-    def stub(*args, **kwargs):
-        raise NotImplementedError()
-    stub.__name__ = name
-    return stub
-
-
-def _number(pattern, text):
-    match = re.search(pattern, text)
-    assert match, f"{pattern!r} not found in readout {text!r}"
-    return float(match.group(1))
+from dlcourse.widgets import ch07
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, number, stub
 
 
 def test_karate_graph_is_fixed():
@@ -42,25 +18,22 @@ def test_laplacian_modes(ref):
     explorer = ch07.laplacian_modes_explorer(laplacian=ref.laplacian)
     first = explorer.readout.value
     assert "eigenvector 1 of 34" in first and "eigenvalue" in first
-    low_crossings = _number(r"(\d+) of 78 edges", first)
+    low_crossings = number(r"(\d+) of 78 edges", first)
     explorer.controls["index"].value = 0
-    assert abs(_number(r"λ = (-?[\d.]+)", explorer.readout.value)) < 1e-9
-    assert _number(r"(\d+) of 78 edges", explorer.readout.value) == 0  # the constant vector
+    assert abs(number(r"λ = (-?[\d.]+)", explorer.readout.value)) < 1e-9
+    assert number(r"(\d+) of 78 edges", explorer.readout.value) == 0  # the constant vector
     explorer.controls["index"].value = 33
     top = explorer.readout.value
     assert top != first
-    assert _number(r"λ = ([\d.]+)", top) > _number(r"λ = ([\d.]+)", first)
-    assert _number(r"(\d+) of 78 edges", top) > low_crossings
+    assert number(r"λ = ([\d.]+)", top) > number(r"λ = ([\d.]+)", first)
+    assert number(r"(\d+) of 78 edges", top) > low_crossings
     explorer.controls["normalized"].value = True
-    assert _number(r"λ = ([\d.]+)", explorer.readout.value) <= 2.0 + 1e-9
+    assert number(r"λ = ([\d.]+)", explorer.readout.value) <= 2.0 + 1e-9
     assert explorer.last_figure is not None
 
 
-def test_laplacian_modes_stub():
-    explorer = ch07.laplacian_modes_explorer(laplacian=_stub("laplacian"))
-    assert "laplacian" in explorer.readout.value and "not written yet" in explorer.readout.value
-    explorer.controls["index"].value = 5
-    assert "laplacian" in explorer.readout.value
+def test_laplacian_modes_stub(ref):
+    assert_each_missing_is_named(ch07.laplacian_modes_explorer, ref, controls={"index": 5})
 
 
 def test_oversmoothing(ref):
@@ -68,22 +41,19 @@ def test_oversmoothing(ref):
                                            dirichlet_energy=ref.dirichlet_energy)
     first = explorer.readout.value
     assert "depth k = 0" in first and "100.00% of depth 0" in first
-    e0 = _number(r"features ([\d.e+-]+) \(", first)
+    e0 = number(r"features ([\d.e+-]+) \(", first)
     explorer.controls["depth"].value = 10
     later = explorer.readout.value
     assert later != first and "depth k = 10" in later
-    e10 = _number(r"features ([\d.e+-]+) \(", later)
+    e10 = number(r"features ([\d.e+-]+) \(", later)
     assert e10 < 0.01 * e0  # over-smoothing: the energy collapses
     explorer.controls["depth"].value = 40
-    assert _number(r"features ([\d.e+-]+) \(", explorer.readout.value) < e10
+    assert number(r"features ([\d.e+-]+) \(", explorer.readout.value) < e10
 
 
 @pytest.mark.parametrize("missing", ["normalized_adjacency", "dirichlet_energy"])
 def test_oversmoothing_stub(ref, missing):
-    needs = {"normalized_adjacency": ref.normalized_adjacency, "dirichlet_energy": ref.dirichlet_energy}
-    needs[missing] = _stub(missing)
-    explorer = ch07.oversmoothing_explorer(**needs)
-    assert missing in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_names_missing(build(ch07.oversmoothing_explorer, ref, **{missing: stub}), missing)
 
 
 def test_karate_gcn(ref):
@@ -93,8 +63,8 @@ def test_karate_gcn(ref):
     explorer.controls["epoch"].value = ch07.GCN_EPOCHS
     last = explorer.readout.value
     assert last != first
-    assert _number(r"accuracy ([\d.]+)%", last) >= 90.0
-    assert _number(r"training loss ([\d.]+)", last) < _number(r"training loss ([\d.]+)", first)
+    assert number(r"accuracy ([\d.]+)%", last) >= 90.0
+    assert number(r"training loss ([\d.]+)", last) < number(r"training loss ([\d.]+)", first)
 
 
 def test_karate_gcn_with_custom_trainer(ref):
@@ -114,30 +84,28 @@ def test_karate_gcn_with_custom_trainer(ref):
     np.testing.assert_allclose(calls[0], ref.normalized_adjacency(ch07.karate_graph()[0]))
 
 
-def test_karate_gcn_stub():
-    explorer = ch07.karate_gcn_explorer(normalized_adjacency=_stub("normalized_adjacency"))
-    assert "normalized_adjacency" in explorer.readout.value and "not written yet" in explorer.readout.value
+def test_karate_gcn_stub(ref):
+    assert_each_missing_is_named(ch07.karate_gcn_explorer, ref)
 
 
 def test_oversmoothing_remedies(ref):
     explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency,
                                            dirichlet_energy=ref.dirichlet_energy)
     explorer.controls["depth"].value = 40
-    plain = _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
+    plain = number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
     assert "[plain]" in explorer.readout.value and plain < 0.01
     explorer.controls["propagation"].value = "initial residual"
-    appnp = _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
+    appnp = number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
     assert "[initial residual]" in explorer.readout.value and appnp > 100 * plain  # a fixed point away from 0
     explorer.controls["propagation"].value = "residual"
-    residual = _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
+    residual = number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
     assert plain < residual < appnp  # slower decay, but still a decay
     explorer.controls["pairnorm"].value = True
     assert "[residual, PairNorm]" in explorer.readout.value
-    assert _number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value) > 5.0
+    assert number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value) > 5.0
 
 
 def test_oversmoothing_depth_served_from_cache(ref):
-    from tests.helpers import counting
     energy = counting(ref.dirichlet_energy)
     explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency, dirichlet_energy=energy)
     calls = len(energy.calls)
@@ -165,7 +133,4 @@ def test_wl_refinement(ref):
 
 @pytest.mark.parametrize("missing", ["wl_colors", "wl_distinguishes"])
 def test_wl_refinement_stub(ref, missing):
-    needs = {"wl_colors": ref.wl_colors, "wl_distinguishes": ref.wl_distinguishes}
-    needs[missing] = _stub(missing)
-    explorer = ch07.wl_refinement_explorer(**needs)
-    assert missing in explorer.readout.value and "not written yet" in explorer.readout.value
+    assert_names_missing(build(ch07.wl_refinement_explorer, ref, **{missing: stub}), missing)

@@ -1,23 +1,9 @@
 """The widgets of ch08_tricks: controls change the readout; unwritten functions are named."""
-import matplotlib
+import numpy as np
+import pytest
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from autograder.reference import load  # noqa: E402
-from dlcourse.widgets import ch08  # noqa: E402
-from tests.helpers import counting
-
-
-@pytest.fixture(scope="module")
-def ref():
-    return load("ch08_tricks")
-
-
-def stub(*args, **kwargs):
-    raise NotImplementedError()
+from dlcourse.widgets import ch08
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, stub
 
 
 def test_activation_stats_explorer(ref):
@@ -41,13 +27,12 @@ def test_activation_stats_relu_decays_without_he(ref):
     assert last < 1e-3  # a factor sqrt(2) lost per layer
 
 
-def test_activation_stats_names_missing_function():
-    ex = ch08.activation_stats_explorer(activation_stds=stub)
-    assert "activation_stds" in ex.readout.value and "not written yet" in ex.readout.value
+def test_activation_stats_names_missing_function(ref):
+    assert_each_missing_is_named(ch08.activation_stats_explorer, ref)
 
 
 def test_optimizer_race(ref):
-    ex = ch08.optimizer_race(sgd_momentum_step=ref.sgd_momentum_step, adam_step=ref.adam_step)
+    ex = ch08.optimizer_race_explorer(sgd_momentum_step=ref.sgd_momentum_step, adam_step=ref.adam_step)
     first = ex.readout.value
     assert "final loss after 50 steps" in first and "SGD" in first and "Adam" in first
     ex.controls["momentum"].value = 0.5
@@ -71,9 +56,7 @@ def test_optimizer_race_momentum_beats_sgd(ref):
 
 @pytest.mark.parametrize("missing", ["sgd_momentum_step", "adam_step"])
 def test_optimizer_race_names_missing_function(ref, missing):
-    needs = {"sgd_momentum_step": ref.sgd_momentum_step, "adam_step": ref.adam_step, missing: stub}
-    ex = ch08.optimizer_race(**needs)
-    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+    assert_names_missing(build(ch08.optimizer_race_explorer, ref, **{missing: stub}), missing)
 
 
 def test_targets_explorer(ref):
@@ -96,9 +79,7 @@ def test_targets_explorer(ref):
 
 @pytest.mark.parametrize("missing", ["cross_entropy", "distillation_loss"])
 def test_targets_names_missing_function(ref, missing):
-    needs = {"cross_entropy": ref.cross_entropy, "distillation_loss": ref.distillation_loss, missing: stub}
-    ex = ch08.targets_explorer(**needs)
-    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+    assert_names_missing(build(ch08.targets_explorer, ref, **{missing: stub}), missing)
 
 
 def test_activation_stats_scheme_change_is_served_from_cache(ref):
@@ -116,7 +97,7 @@ def test_activation_stats_scheme_change_is_served_from_cache(ref):
     # a re-run exercise cell (a new function object) is computed afresh, never served stale
     halved = counting(lambda *args, **kwargs: 0.5 * ref.activation_stds(*args, **kwargs))
     _, text = ch08.render_activation_stats("he", "relu", 20, activation_stds=halved,
-                                           cache=ex.render_function.keywords["cache"])
+                                           cache=ex.cache)
     assert len(halved.calls) == 3 and text != first
 
 
@@ -124,7 +105,7 @@ RECIPE = ("init_weights", "dropout", "batchnorm_forward", "batchnorm_backward", 
 
 
 def test_recipe_explorer(ref):
-    ex = ch08.recipe_explorer(**{name: getattr(ref, name) for name in RECIPE})
+    ex = build(ch08.recipe_explorer, ref)
     first = ex.readout.value
     assert first.startswith("xavier: final validation loss")
     bare = float(first.split("<b>")[1].split("</b>")[0])
@@ -140,16 +121,13 @@ def test_recipe_explorer(ref):
     assert f"(bare {bare:.3f})" in text
     assert ex.last_figure is not None
     # every combination was computed on the first render: switching is a redraw, served from the cache
-    cache = ex.render_function.keywords["cache"]
+    cache = ex.cache
     assert cache.misses == 2 and cache.hits >= 10  # the runs and the figure, each built once
 
 
 @pytest.mark.parametrize("missing", RECIPE)
 def test_recipe_explorer_names_missing_function(ref, missing):
-    needs = {name: getattr(ref, name) for name in RECIPE}
-    needs[missing] = stub
-    ex = ch08.recipe_explorer(**needs, epochs=1, inits=("he",))
-    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+    assert_names_missing(build(ch08.recipe_explorer, ref, **{missing: stub}, epochs=1, inits=("he",)), missing)
 
 
 def test_recipe_gradient_check(ref):

@@ -1,32 +1,16 @@
 """The widgets of chapter 9, driven through their controls with the reference solutions and with stubs."""
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-from autograder.reference import load  # noqa: E402
-from dlcourse.widgets import ch09  # noqa: E402
-from tests.helpers import counting, number, stub  # noqa: E402
+from dlcourse.widgets import ch09
+from tests.helpers import assert_each_missing_is_named, build, counting, number, student_functions, stub
 
 
-@pytest.fixture(scope="module")
-def ref():
-    return load("ch09_hopfield")
+def recall_widget(ref, **replace):
+    return build(ch09.recall_explorer, ref, **replace)
 
 
-def recall_widget(ref, **overrides):
-    needs = dict(hebbian_weights=ref.hebbian_weights, energy=ref.energy, async_sweep=ref.async_sweep)
-    needs.update(overrides)
-    return ch09.recall_explorer(**needs)
-
-
-def capacity_widget(ref, **overrides):
-    needs = dict(hebbian_weights=ref.hebbian_weights, stable_fraction=ref.stable_fraction,
-                 crosstalk=ref.crosstalk, flip_probability=ref.flip_probability)
-    needs.update(overrides)
-    return ch09.capacity_explorer(**needs)
+def capacity_widget(ref, **replace):
+    return build(ch09.capacity_explorer, ref, **replace)
 
 
 # ------------------------------------------------------------------ recall, sweep by sweep
@@ -84,10 +68,9 @@ def test_recall_sweep_slider_is_served_from_the_cache(ref):
 
 
 def test_recall_names_the_missing_function(ref):
-    for name in ("hebbian_weights", "energy", "async_sweep"):
-        w = recall_widget(ref, **{name: stub})
-        assert "not written yet" in w.readout.value and f"<b>{name}</b>" in w.readout.value, w.readout.value
-        assert w.last_figure is None
+    assert_each_missing_is_named(ch09.recall_explorer, ref)
+    for name in student_functions(ch09.recall_explorer):
+        assert recall_widget(ref, **{name: stub}).last_figure is None
 
 
 # ------------------------------------------------------------------ capacity
@@ -131,9 +114,7 @@ def test_capacity_table_against_the_erf_estimate(ref):
 
 
 def test_capacity_names_the_missing_function(ref):
-    for name in ("hebbian_weights", "stable_fraction", "crosstalk", "flip_probability"):
-        w = capacity_widget(ref, **{name: stub})
-        assert "not written yet" in w.readout.value and f"<b>{name}</b>" in w.readout.value, w.readout.value
+    assert_each_missing_is_named(ch09.capacity_explorer, ref)
 
 
 # ------------------------------------------------------------------ modern Hopfield
@@ -161,6 +142,5 @@ def test_modern_hopfield_weights_come_from_the_students_function(ref):
     assert "largest weight 0.050" in w.readout.value and "1/Σp² = 20.00" in w.readout.value
 
 
-def test_modern_hopfield_names_the_missing_function():
-    w = ch09.modern_hopfield_explorer(modern_hopfield_update=stub)
-    assert "not written yet" in w.readout.value and "<b>modern_hopfield_update</b>" in w.readout.value
+def test_modern_hopfield_names_the_missing_function(ref):
+    assert_each_missing_is_named(ch09.modern_hopfield_explorer, ref)

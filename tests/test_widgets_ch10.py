@@ -1,28 +1,16 @@
 """The widgets of ch10_optimization: controls change the readout; unwritten functions are named; renders are fast."""
 import statistics
 
-import matplotlib
+import pytest
 
-matplotlib.use("Agg")
-
-import pytest  # noqa: E402
-
-from autograder.reference import load  # noqa: E402
-from dlcourse.widgets import ch10  # noqa: E402
-from tests.helpers import counting, number, stub  # noqa: E402
+from dlcourse.widgets import ch10
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, number, stub
 
 MOMENTUM_NEEDS = ("gradient_descent", "heavy_ball", "nesterov", "pl_rate_bound", "polyak_parameters")
 
 
-@pytest.fixture(scope="module")
-def ref():
-    return load("ch10_optimization")
-
-
 def momentum(ref, **replace):
-    needs = {name: getattr(ref, name) for name in MOMENTUM_NEEDS}
-    needs.update(replace)
-    return ch10.momentum_explorer(**needs)
+    return build(ch10.momentum_explorer, ref, **replace)
 
 
 def test_momentum_explorer(ref):
@@ -70,15 +58,14 @@ def test_polyak_heavy_ball_beats_gradient_descent(ref):
 
 @pytest.mark.parametrize("missing", MOMENTUM_NEEDS[:4])
 def test_momentum_names_missing_function(ref, missing):
-    ex = momentum(ref, **{missing: stub})
-    assert missing in ex.readout.value and "not written yet" in ex.readout.value
+    assert_names_missing(momentum(ref, **{missing: stub}), missing)
 
 
 def test_momentum_polyak_parameters_missing_when_ticked(ref):
     ex = momentum(ref, polyak_parameters=stub)
     assert "not written yet" not in ex.readout.value  # not needed until the box is ticked
     ex.controls["polyak"].value = True
-    assert "polyak_parameters" in ex.readout.value and "not written yet" in ex.readout.value
+    assert_names_missing(ex, "polyak_parameters")
 
 
 def test_momentum_runs_are_cached(ref):
@@ -113,9 +100,8 @@ def test_noise_floor_estimate_is_right_for_batch_one(ref):
     assert 0.5 < measured / estimate < 2
 
 
-def test_noise_floor_names_missing_function():
-    ex = ch10.noise_floor_explorer(minibatch_sgd=stub)
-    assert "minibatch_sgd" in ex.readout.value and "not written yet" in ex.readout.value
+def test_noise_floor_names_missing_function(ref):
+    assert_each_missing_is_named(ch10.noise_floor_explorer, ref)
 
 
 def test_noise_floor_wrong_shape_is_reported(ref):

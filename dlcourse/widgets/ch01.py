@@ -1,6 +1,6 @@
 """Widgets of chapter 1 (the perceptron): every number they show comes from the student's functions.
 
-* ``perceptron_stepper``: walk through the updates of the student's ``perceptron_train`` on data
+* ``perceptron_steps_explorer``: walk through the updates of the student's ``perceptron_train`` on data
   whose margin a slider sets, with the two lemmas of Novikoff's proof and the bound.
 * ``cover_explorer``: Cover's fraction ``C(s, n) / 2**s`` against ``s / n``.
 * ``adaboost_explorer``: AdaBoost with decision stumps on a line, rounds computed by the
@@ -11,8 +11,6 @@ readout)`` out) wrapped in an ``Explorer``. None of them contains a solution of 
 """
 from __future__ import annotations
 
-import functools
-
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
@@ -20,10 +18,10 @@ from matplotlib.ticker import NullLocator
 
 from dlcourse.data import linearly_separable
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 __all__ = [
-    "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_stepper",
+    "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_steps_explorer",
     "render_cover", "cover_explorer",
     "boosting_data", "best_stump", "boosting_run", "render_adaboost", "adaboost_explorer",
 ]
@@ -46,12 +44,6 @@ def stepper_data(data_margin: float, seed: int):
     """
     X, y, w_true = linearly_separable(STEPPER_POINTS, float(data_margin), np.random.default_rng(int(seed)))
     return X + STEPPER_SHIFT, y, np.r_[w_true, -w_true @ STEPPER_SHIFT]
-
-
-@functools.lru_cache(maxsize=64)
-def _cached_history(perceptron_train, data_margin: float, seed: int):
-    X, y, _ = stepper_data(data_margin, seed)
-    return perceptron_history(perceptron_train, X, y)
 
 
 def perceptron_history(perceptron_train, X, y, max_sweeps: int = 256):
@@ -127,11 +119,12 @@ def _draw_line(ax, w, b, **style):
     return foot
 
 
-def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, margin, novikoff_bound):
+def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, margin, novikoff_bound, cache=None):
     """Left: the data, the hyperplane before/after update ``update`` and the corrected point.
     Right: Novikoff's two lemmas on the augmented data (log-log), with the bound."""
     X, y, v_star = stepper_data(data_margin, seed)
-    states, corrected, total = _cached_history(perceptron_train, float(data_margin), int(seed))
+    states, corrected, total = cached(cache, ("history", perceptron_train, float(data_margin), int(seed)),
+                                      lambda: perceptron_history(perceptron_train, X, y))
     Xa = np.c_[X, np.ones(len(X))]
     R = float(np.max(np.linalg.norm(Xa, axis=1)))
     gamma = float(margin(Xa, y, v_star, 0.0))
@@ -195,7 +188,7 @@ def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, marg
     return fig, readout
 
 
-def perceptron_stepper(perceptron_train, margin, novikoff_bound):
+def perceptron_steps_explorer(*, perceptron_train, margin, novikoff_bound):
     """The perceptron stepper, driven by the student's three functions."""
     controls = {
         "data_margin": widgets.FloatSlider(value=0.1, min=0.02, max=0.4, step=0.02, description="margin",
@@ -253,10 +246,10 @@ def render_cover(n, *, cover_count, cache=None):
     return fig, readout
 
 
-def cover_explorer(cover_count):
+def cover_explorer(*, cover_count):
     controls = {"n": widgets.IntSlider(value=10, min=1, max=50, description="dimension n",
                                        continuous_update=False)}
-    return Explorer(functools.partial(render_cover, cache=RenderCache()), controls,
+    return Explorer(render_cover, controls,
                     needs={"cover_count": cover_count}, height="360px",
                     title="Cover's counting theorem")
 
@@ -419,9 +412,9 @@ def render_adaboost(rounds, *, adaboost_step, cache=None):
     return parts["fig"], readout
 
 
-def adaboost_explorer(adaboost_step):
+def adaboost_explorer(*, adaboost_step):
     controls = {"rounds": widgets.IntSlider(value=1, min=1, max=MAX_ROUNDS, description="rounds",
                                             continuous_update=True)}
-    return Explorer(functools.partial(render_adaboost, cache=RenderCache()), controls,
+    return Explorer(render_adaboost, controls,
                     needs={"adaboost_step": adaboost_step}, height="340px",
                     title="AdaBoost with decision stumps")

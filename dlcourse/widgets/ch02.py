@@ -5,14 +5,19 @@ wires it to ipywidgets controls through ``Explorer`` with the student's function
 """
 from __future__ import annotations
 
-import functools
-
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import hsv_to_rgb
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
+
+__all__ = [
+    "TARGETS", "render_interpolant", "interpolant_explorer",
+    "random_relu_layers", "stacked_layer", "render_regions", "regions_explorer",
+    "tent", "sawtooth", "grid_piece_count", "telgarsky_l1_bound", "best_shallow_fit",
+    "render_sawtooth", "sawtooth_explorer",
+]
 
 
 def _frozen(array):
@@ -122,14 +127,14 @@ def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interp
     return fig, readout
 
 
-def interpolant_explorer(relu_interpolant, mlp_forward):
+def interpolant_explorer(*, relu_interpolant, mlp_forward):
     controls = {
         "target": widgets.Dropdown(options=list(TARGETS), value="sin(x)", description="target"),
         "width": widgets.IntSlider(6, min=1, max=MAX_WIDTH, step=1, description="width m",
                                    continuous_update=False),
         "show_units": widgets.Checkbox(True, description="show hinge units"),
     }
-    return Explorer(functools.partial(render_interpolant, cache=RenderCache()), controls,
+    return Explorer(render_interpolant, controls,
                     needs={"relu_interpolant": relu_interpolant, "mlp_forward": mlp_forward},
                     title="A ReLU network interpolating a target", height="360px")
 
@@ -260,13 +265,13 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
     return parts["fig"], readout
 
 
-def regions_explorer(activation_patterns, zaslavsky_bound):
+def regions_explorer(*, activation_patterns, zaslavsky_bound):
     controls = {
         "units": widgets.IntSlider(5, min=1, max=12, step=1, description="units", continuous_update=False),
         "depth": widgets.IntSlider(1, min=1, max=4, step=1, description="depth", continuous_update=False),
         "seed": widgets.IntSlider(0, min=0, max=20, step=1, description="seed", continuous_update=False),
     }
-    return Explorer(functools.partial(render_regions, cache=RenderCache()), controls,
+    return Explorer(render_regions, controls,
                     needs={"activation_patterns": activation_patterns, "zaslavsky_bound": zaslavsky_bound},
                     title="Linear regions of a random ReLU network in the plane", height="390px")
 
@@ -422,14 +427,14 @@ def render_sawtooth(depth=3, width=4, *, sawtooth_network, deep_forward, relu_in
     return parts["fig"], readout
 
 
-def sawtooth_explorer(sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces):
+def sawtooth_explorer(*, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces):
     controls = {
         "depth": widgets.IntSlider(3, min=1, max=MAX_SAWTOOTH_DEPTH, step=1, description="depth L",
                                    continuous_update=False),
         "width": widgets.IntSlider(4, min=1, max=MAX_SHALLOW_WIDTH, step=1, description="shallow m",
                                    continuous_update=False),
     }
-    return Explorer(functools.partial(render_sawtooth, cache=RenderCache()), controls,
+    return Explorer(render_sawtooth, controls,
                     needs={"sawtooth_network": sawtooth_network, "deep_forward": deep_forward,
                            "relu_interpolant": relu_interpolant, "count_linear_pieces": count_linear_pieces},
                     title="Depth doubles the pieces; one hidden layer cannot keep up", height="330px")

@@ -16,7 +16,6 @@ Render functions are pure: ``render_*(**controls, **student_functions) -> (figur
 """
 from __future__ import annotations
 
-import functools
 import math
 import time
 
@@ -24,10 +23,10 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 __all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
-           "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED", "RenderCache",
+           "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED",
            "moons_data", "train_moons", "mlp_numpy", "plot_moons"]
 
 # ------------------------------------------------------------------ the worked example
@@ -178,7 +177,7 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
     return fig, text
 
 
-def backprop_graph_explorer(Value, topological_order):
+def backprop_graph_explorer(*, Value, topological_order):
     """Sliders for x, w, b and the backward-pass step over the notes' worked example."""
     slider = dict(continuous_update=False, readout_format=".1f")
     controls = {
@@ -321,11 +320,11 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
     return fig, text
 
 
-def mode_cost_explorer(jvp, Value):
+def mode_cost_explorer(*, jvp, Value):
     """A slider for n; plots operation counts and times of forward- and reverse-mode gradients."""
     controls = {"n": widgets.IntSlider(16, min=1, max=96, step=1, description="n",
                                        continuous_update=False)}
-    return Explorer(functools.partial(render_mode_cost, cache=RenderCache()), controls,
+    return Explorer(render_mode_cost, controls,
                     needs={"Value": Value, "jvp": jvp}, height="300px",
                     title="Forward against reverse mode for f: Rⁿ → R")
 

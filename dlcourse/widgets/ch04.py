@@ -29,14 +29,15 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer, RenderCache
+from .explorer import Explorer, cached
 
 __all__ = [
     "KERNELS", "train_digits_recipe", "trained_digits_cnn", "count_parameters", "shift_images",
     "render_kernel", "kernel_explorer", "render_shift", "shift_explorer",
-    "render_feature_maps", "feature_map_explorer",
+    "render_feature_map", "feature_map_explorer",
     "render_pooling_shift", "pooling_shift_explorer",
-    "recover_kernel", "train_numpy_cnn", "numpy_cnn_logits", "numpy_cnn_gradients", "torch_cnn_gradients",
+    "recover_kernel", "train_numpy_cnn", "numpy_cnn_logits", "numpy_cnn_gradients", "numpy_cnn_backprop",
+    "torch_cnn_gradients",
     "digits_cnn_report", "digits_cnn_logits",
 ]
 
@@ -52,15 +53,10 @@ SLIDERS = [f"k{i}{j}" for i in range(3) for j in range(3)]
 
 # ------------------------------------------------------------------ data and training
 
-_DIGITS = None
-
-
+@functools.cache
 def _digits():
-    global _DIGITS
-    if _DIGITS is None:
-        from dlcourse.data import digits_split
-        _DIGITS = digits_split()
-    return _DIGITS
+    from dlcourse.data import digits_split
+    return digits_split()
 
 
 def digit_image(index: int) -> tuple[np.ndarray, int]:
@@ -209,7 +205,6 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
                   k00=0.0, k01=0.0, k02=0.0, k10=0.0, k11=1.0, k12=0.0, k20=0.0, k21=0.0, k22=0.0,
                   *, conv2d, conv_output_size, cache=None):
     """A digit, the kernel and ``conv2d(digit, kernel, stride, padding)``, with the output shape."""
-    from .explorer import cached
     values = dict(k00=k00, k01=k01, k02=k02, k10=k10, k11=k11, k12=k12, k20=k20, k21=k21, k22=k22)
     K = _kernel(kernel, values)
     image, label = digit_image(digit)
@@ -239,7 +234,7 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
     return fig, text
 
 
-def kernel_explorer(conv2d, conv_output_size):
+def kernel_explorer(*, conv2d, conv_output_size):
     """Kernel explorer on a digit: your ``conv2d`` and ``conv_output_size`` at work."""
     slider = dict(min=-2.0, max=2.0, step=0.25, continuous_update=False,
                   layout=widgets.Layout(width="220px"))
@@ -254,7 +249,7 @@ def kernel_explorer(conv2d, conv_output_size):
                                              description=f"custom {name[1]},{name[2]}", **slider)
     controls["digit"] = widgets.IntSlider(0, min=0, max=449, description="digit #",
                                           continuous_update=False)
-    return Explorer(functools.partial(render_kernel, cache=RenderCache()), controls,
+    return Explorer(render_kernel, controls,
                     needs={"conv2d": conv2d, "conv_output_size": conv_output_size},
                     height="300px", title="A 3×3 kernel on a digit (pick 'custom' to use the sliders)")
 
@@ -271,7 +266,6 @@ def _canvas(digit: int, size: int = 16) -> tuple[np.ndarray, int]:
 
 def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d, cache=None):
     """conv(shift(x)) against shift(conv(x)) for a circular shift of a digit on a 16×16 canvas."""
-    from .explorer import cached
     x, label = cached(cache, ("canvas", int(digit)), lambda: _canvas(digit))
     K = KERNELS[kernel][None, None]
     dx, dy = int(dx), int(dy)
@@ -302,7 +296,7 @@ def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d, cache=N
     return fig, text
 
 
-def shift_explorer(conv2d):
+def shift_explorer(*, conv2d):
     """Shift-equivariance of your ``conv2d`` (padding 1, stride 1) under circular shifts."""
     controls = {
         "dx": widgets.IntSlider(2, min=-8, max=8, description="shift dx", continuous_update=False),
@@ -310,7 +304,7 @@ def shift_explorer(conv2d):
         "kernel": widgets.Dropdown(options=list(KERNELS), value="vertical edge", description="kernel"),
         "digit": widgets.IntSlider(0, min=0, max=449, description="digit #", continuous_update=False),
     }
-    return Explorer(functools.partial(render_shift, cache=RenderCache()), controls, needs={"conv2d": conv2d},
+    return Explorer(render_shift, controls, needs={"conv2d": conv2d},
                     height="270px",
                     title="Shift-equivariance: convolving then shifting = shifting then convolving")
 
@@ -342,10 +336,9 @@ def _feature_figure():
     return {"fig": fig, "axes": list(axes[:3]), "images": images, "bars": list(bars)}
 
 
-def render_feature_maps(digit=0, filter=0, *, build_digits_cnn, cache=None):
+def render_feature_map(digit=0, filter=0, *, build_digits_cnn, cache=None):
     """The trained network's first-layer filter ``filter`` and its feature map on a test digit."""
     import torch
-    from .explorer import cached
 
     model, accuracy = trained_digits_cnn(build_digits_cnn)
     conv = _first_conv(model)
@@ -382,7 +375,7 @@ def render_feature_maps(digit=0, filter=0, *, build_digits_cnn, cache=None):
     return fig, text
 
 
-def feature_map_explorer(build_digits_cnn):
+def feature_map_explorer(*, build_digits_cnn):
     """Filters and feature maps of ``build_digits_cnn()`` trained by the recipe (trained once, cached)."""
     try:  # the number of first-layer filters, from an untrained copy
         filters = int(_first_conv(build_digits_cnn()).out_channels)
@@ -393,7 +386,7 @@ def feature_map_explorer(build_digits_cnn):
         "filter": widgets.IntSlider(0, min=0, max=filters - 1, description="filter",
                                     continuous_update=False),
     }
-    return Explorer(functools.partial(render_feature_maps, cache=RenderCache()), controls,
+    return Explorer(render_feature_map, controls,
                     needs={"build_digits_cnn": build_digits_cnn},
                     height="270px", title="What the first convolution of the trained network sees")
 
@@ -422,7 +415,6 @@ def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, co
                          cache=None):
     """f = [pool](conv(x, vertical edge, stride, padding 1)) of a digit on a 24×24 canvas and of the digit
     moved ``shift`` pixels right: is f(shifted x) a shifted copy of f(x)?"""
-    from .explorer import cached
     x, label = cached(cache, ("canvas", int(digit)), lambda: _canvas(digit, 24))
     moved = np.roll(x, int(shift), axis=1)   # the digit stays well inside the 24×24 canvas for shifts up to 4
     funcs = dict(conv2d=conv2d, max_pool2d=max_pool2d, avg_pool2d=avg_pool2d)
@@ -452,17 +444,15 @@ def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, co
     return fig, text
 
 
-def pooling_shift_explorer(conv2d, max_pool2d, avg_pool2d):
+def pooling_shift_explorer(*, conv2d, max_pool2d, avg_pool2d):
     """Stride and pooling against shifts: your ``conv2d``, ``max_pool2d`` and ``avg_pool2d``."""
-    import functools
-    from .explorer import RenderCache
     controls = {
         "shift": widgets.IntSlider(1, min=0, max=4, description="shift (px)", continuous_update=False),
         "conv_stride": widgets.IntSlider(1, min=1, max=3, description="conv stride", continuous_update=False),
         "pool": widgets.Dropdown(options=["none", "max 2×2", "avg 2×2"], value="max 2×2", description="pooling"),
         "digit": widgets.IntSlider(0, min=0, max=449, description="digit #", continuous_update=False),
     }
-    return Explorer(functools.partial(render_pooling_shift, cache=RenderCache()), controls,
+    return Explorer(render_pooling_shift, controls,
                     needs={"conv2d": conv2d, "max_pool2d": max_pool2d, "avg_pool2d": avg_pool2d},
                     height="260px", columns=4,
                     title="Stride and pooling: equivariant only to shifts by multiples of the total stride")
@@ -490,6 +480,8 @@ def train_numpy_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X,
     conv 3×3 (1 → c1), ReLU, conv 3×3 (c1 → c2), ReLU, max pool 2×2, linear (4 c2 → 10), softmax
     cross-entropy. Returns the trained weights {W1, b1, W2, b2, W3, b3} and the batch losses."""
     import numpy as np
+
+    from dlcourse.widgets.ch04 import numpy_cnn_backprop
     rng = np.random.default_rng(seed)
     c1, c2 = channels
     P = {"W1": rng.standard_normal((c1, 1, 3, 3)) * np.sqrt(2 / 9), "b1": np.zeros(c1),
@@ -502,27 +494,9 @@ def train_numpy_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X,
         order = rng.permutation(len(X))
         for start in range(0, len(X), batch):
             idx = order[start:start + batch]
-            xb, yb, n = X[idx], y[idx], len(idx)
-            z1 = np.asarray(conv2d(xb, P["W1"], P["b1"]), dtype=float)
-            a1 = np.maximum(z1, 0.0)
-            z2 = np.asarray(conv2d(a1, P["W2"], P["b2"]), dtype=float)
-            a2 = np.maximum(z2, 0.0)
-            pooled = np.asarray(max_pool2d(a2, 2), dtype=float)
-            features = pooled.reshape(n, -1)
-            logits = features @ P["W3"].T + P["b3"]
-            logits = logits - logits.max(axis=1, keepdims=True)
-            prob = np.exp(logits)
-            prob /= prob.sum(axis=1, keepdims=True)
-            losses.append(float(-np.mean(np.log(prob[np.arange(n), yb] + 1e-12))))
-            dlogits = prob.copy()
-            dlogits[np.arange(n), yb] -= 1.0
-            dlogits /= n
-            G = {"W3": dlogits.T @ features, "b3": dlogits.sum(axis=0)}
-            dpooled = (dlogits @ P["W3"]).reshape(pooled.shape)
-            dz2 = np.asarray(max_pool2d_backward(a2, dpooled, 2), dtype=float) * (z2 > 0)
-            da1, G["W2"], G["b2"] = conv2d_backward(a1, P["W2"], dz2)
-            dz1 = np.asarray(da1, dtype=float) * (z1 > 0)
-            _, G["W1"], G["b1"] = conv2d_backward(xb, P["W1"], dz1)
+            loss, G = numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward,
+                                         P, X[idx], y[idx], eps=1e-12)
+            losses.append(loss)
             t += 1
             for k in P:  # Adam
                 g = np.asarray(G[k], dtype=float)
@@ -548,7 +522,16 @@ def numpy_cnn_gradients(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward
     """One forward and backward pass of ``train_numpy_cnn``'s network at ``weights`` on the batch (X, y),
     with the student's functions: the loss and the gradients of every weight (plain data)."""
     import numpy as np
+
+    from dlcourse.widgets.ch04 import numpy_cnn_backprop
     P = {k: np.asarray(v, dtype=float) for k, v in weights.items()}
+    loss, G = numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, P, X, y)
+    return {"loss": loss, "grads": {k: np.asarray(v, dtype=float) for k, v in G.items()}}
+
+
+def numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, P, X, y, eps=0.0):
+    """``(loss, gradients)`` of ``train_numpy_cnn``'s network with weights ``P`` on the batch (X, y):
+    one forward and one backward pass through the student's functions (the drivers above import it)."""
     n = len(X)
     z1 = np.asarray(conv2d(X, P["W1"], P["b1"]), dtype=float)
     a1 = np.maximum(z1, 0.0)
@@ -560,7 +543,7 @@ def numpy_cnn_gradients(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward
     logits = logits - logits.max(axis=1, keepdims=True)
     prob = np.exp(logits)
     prob /= prob.sum(axis=1, keepdims=True)
-    loss = float(-np.mean(np.log(prob[np.arange(n), y])))
+    loss = float(-np.mean(np.log(prob[np.arange(n), y] + eps)))
     dlogits = prob.copy()
     dlogits[np.arange(n), y] -= 1.0
     dlogits /= n
@@ -570,7 +553,7 @@ def numpy_cnn_gradients(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward
     da1, G["W2"], G["b2"] = conv2d_backward(a1, P["W2"], dz2)
     dz1 = np.asarray(da1, dtype=float) * (z1 > 0)
     _, G["W1"], G["b1"] = conv2d_backward(X, P["W1"], dz1)
-    return {"loss": loss, "grads": {k: np.asarray(v, dtype=float) for k, v in G.items()}}
+    return loss, G
 
 
 def torch_cnn_gradients(weights, X, y):

@@ -16,19 +16,19 @@ and factories returning an :class:`Explorer`:
 """
 from __future__ import annotations
 
+import functools
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-import functools
-
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 __all__ = [
-    "gradient_setup", "render_gradient_norms", "gradient_norm_explorer",
+    "gradient_setup", "render_gradient_norm", "gradient_norm_explorer",
     "impulse_responses", "render_lru", "lru_explorer",
-    "lstm_gates", "pulse_sequence", "render_lstm_gates", "lstm_gate_explorer",
-    "first_token_sequence", "render_trained_lstm_gates", "lstm_gate_explorer_trained",
+    "lstm_gates", "pulse_sequence", "render_lstm_gate", "lstm_gate_explorer",
+    "first_token_sequence", "render_trained_lstm_gate", "trained_lstm_gate_explorer",
     "zen_of_python", "train_char_rnn", "sample_char_rnn", "char_rnn_cross_entropy", "unigram_bigram_entropy",
 ]
 
@@ -51,7 +51,7 @@ def gradient_setup(sigma: float, T: int, input_scale: float, seed: int = 0, m: i
     return X, sigma * Q, V
 
 
-def render_gradient_norms(sigma, T, input_scale, seed, jacobian_norms):
+def render_gradient_norm(sigma, T, input_scale, seed, *, jacobian_norms):
     X, U, V = gradient_setup(sigma, T, input_scale, seed)
     norms = np.asarray(jacobian_norms(X, U, V), dtype=float)
     T = len(X)
@@ -71,14 +71,14 @@ def render_gradient_norms(sigma, T, input_scale, seed, jacobian_norms):
     return fig, text
 
 
-def gradient_norm_explorer(jacobian_norms):
+def gradient_norm_explorer(*, jacobian_norms):
     controls = {
         "sigma": _slider(0.9, 0.5, 1.5, 0.05, "σ₁(U)"),
         "T": _slider(50, 5, 100, 5, "T", integer=True),
         "input_scale": _slider(0.0, 0.0, 2.0, 0.1, "input scale"),
         "seed": _slider(0, 0, 9, 1, "seed", integer=True),
     }
-    return Explorer(render_gradient_norms, controls, needs={"jacobian_norms": jacobian_norms},
+    return Explorer(render_gradient_norm, controls, needs={"jacobian_norms": jacobian_norms},
                     height="300px", columns=4, title="Vanishing and exploding gradients in an Elman RNN")
 
 
@@ -124,7 +124,7 @@ def _lru_figure(T):
             "legend": legend, "theta": theta}
 
 
-def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_scan, T=200, seed=0, cache=None):
+def render_lru(r_min, r_max, max_phase, m, *, lru_init, lru_eigenvalues, linear_scan, T=200, seed=0, cache=None):
     swapped = r_min > r_max
     if swapped:
         r_min, r_max = r_max, r_min
@@ -173,14 +173,14 @@ def render_lru(r_min, r_max, max_phase, m, lru_init, lru_eigenvalues, linear_sca
     return parts["fig"], text
 
 
-def lru_explorer(lru_init, lru_eigenvalues, linear_scan):
+def lru_explorer(*, lru_init, lru_eigenvalues, linear_scan):
     controls = {
         "r_min": _slider(0.8, 0.0, 0.999, 0.005, "r_min"),
         "r_max": _slider(0.99, 0.0, 0.999, 0.001, "r_max"),
         "max_phase": _slider(0.5, 0.0, float(np.round(2 * np.pi, 2)), 0.05, "max phase"),
         "m": _slider(16, 1, 64, 1, "m", integer=True),
     }
-    return Explorer(functools.partial(render_lru, cache=RenderCache()), controls, height="300px", columns=4,
+    return Explorer(render_lru, controls, height="300px", columns=4,
                     needs={"lru_init": lru_init, "lru_eigenvalues": lru_eigenvalues, "linear_scan": linear_scan},
                     title="LRU eigenvalues and impulse responses")
 
@@ -239,7 +239,7 @@ def lstm_gates(lstm_cell, X, W_ih, W_hh, b_ih, b_hh):
     return {key: np.array(value) for key, value in out.items()}
 
 
-def render_lstm_gates(forget_bias, input_gain, seed, lstm_cell, m=8, T=60):
+def render_lstm_gate(forget_bias, input_gain, seed, *, lstm_cell, m=8, T=60):
     X = pulse_sequence(input_gain, T, seed)
     gates = lstm_gates(lstm_cell, X, *lstm_weights(m, X.shape[1], forget_bias, seed))
     fig, axes = plt.subplots(5, 1, figsize=(7.2, 5.6), dpi=80, sharex=True,
@@ -272,17 +272,17 @@ def render_lstm_gates(forget_bias, input_gain, seed, lstm_cell, m=8, T=60):
     return fig, text
 
 
-def lstm_gate_explorer(lstm_cell, model=None):
+def lstm_gate_explorer(*, lstm_cell, model=None):
     """Gate activations of an LSTM run by the student's cell: of ``model`` (the weights of the LSTM trained
-    on the first-token task, see :func:`render_trained_lstm_gates`) when given, else of random weights."""
+    on the first-token task, see :func:`render_trained_lstm_gate`) when given, else of random weights."""
     if model is not None:
-        return lstm_gate_explorer_trained(lstm_cell, model)
+        return trained_lstm_gate_explorer(lstm_cell=lstm_cell, model=model)
     controls = {
         "forget_bias": _slider(0.0, -4.0, 6.0, 0.5, "forget-gate bias"),
         "input_gain": _slider(3.0, 0.0, 6.0, 0.5, "pulse height"),
         "seed": _slider(0, 0, 9, 1, "seed", integer=True),
     }
-    return Explorer(render_lstm_gates, controls, needs={"lstm_cell": lstm_cell}, height="470px",
+    return Explorer(render_lstm_gate, controls, needs={"lstm_cell": lstm_cell}, height="470px",
                     title="LSTM gate activations over a sequence")
 
 
@@ -446,7 +446,7 @@ def _trained_gate_figure(m, T):
     return parts
 
 
-def render_trained_lstm_gates(first_token, sequence, forget_shift, lstm_cell, model, cache=None):
+def render_trained_lstm_gate(first_token, sequence, forget_shift, *, lstm_cell, model, cache=None):
     """The gates of the LSTM trained on the first-token task (``model``: its weights as float64 arrays)."""
     X, tokens = first_token_sequence(first_token, sequence, model["K"], model["D"], model["T"])
     m = model["W_hh"].shape[1]
@@ -475,12 +475,12 @@ def render_trained_lstm_gates(first_token, sequence, forget_shift, lstm_cell, mo
     return parts["fig"], text
 
 
-def lstm_gate_explorer_trained(lstm_cell, model):
+def trained_lstm_gate_explorer(*, lstm_cell, model):
     controls = {
         "first_token": _slider(0, 0, model["K"] - 1, 1, "first token", integer=True),
         "sequence": _slider(0, 0, 9, 1, "distractors (seed)", integer=True),
         "forget_shift": _slider(0.0, -6.0, 2.0, 0.5, "forget-bias shift"),
     }
-    render = functools.partial(render_trained_lstm_gates, model=model, cache=RenderCache())
+    render = functools.partial(render_trained_lstm_gate, model=model)
     return Explorer(render, controls, needs={"lstm_cell": lstm_cell}, height="380px",
                     title="Gates of the trained LSTM on the first-token task")

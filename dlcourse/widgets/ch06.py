@@ -20,7 +20,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 __all__ = [
     "SENTENCE", "toy_sentence_qkv", "render_attention", "attention_explorer",
@@ -91,7 +91,7 @@ def _attention_figure(words):
     return {"fig": fig, "image": image, "row": row, "bars": bars, "title": title}
 
 
-def render_attention(query, temperature, causal, scaled_dot_product_attention, causal_mask, cache=None):
+def render_attention(query, temperature, causal, *, scaled_dot_product_attention, causal_mask, cache=None):
     words, Q, K, V = toy_sentence_qkv()
     T = len(words)
     mask = np.asarray(causal_mask(T), dtype=bool) if causal else None
@@ -102,6 +102,11 @@ def render_attention(query, temperature, causal, scaled_dot_product_attention, c
     p = row[row > 0]
     entropy = float(-(p * np.log(p)).sum())
 
+    readout = (f"query “{words[query]}” (position {query}): top-attended word “{words[top]}” "
+               f"(position {top}) with weight {row[top]:.3f}; entropy {entropy:.2f} nats "
+               f"(uniform over {T} words: {np.log(T):.2f}); temperature {temperature:.2f}"
+               f"{', causal mask' if causal else ''}")
+
     parts = cached(cache, ("figure", tuple(words)), lambda: _attention_figure(words))
     parts["image"].set_data(weights)
     parts["row"].set_y(query - 0.5)
@@ -109,15 +114,10 @@ def render_attention(query, temperature, causal, scaled_dot_product_attention, c
         bar.set_height(row[j])
         bar.set_color("crimson" if j == top else "steelblue")
     parts["title"].set_text(f"weights of the query “{words[query]}” (τ = {temperature:.2f})")
-    fig = parts["fig"]
-    readout = (f"query “{words[query]}” (position {query}): top-attended word “{words[top]}” "
-               f"(position {top}) with weight {row[top]:.3f}; entropy {entropy:.2f} nats "
-               f"(uniform over {T} words: {np.log(T):.2f}); temperature {temperature:.2f}"
-               f"{', causal mask' if causal else ''}")
-    return fig, readout
+    return parts["fig"], readout
 
 
-def attention_explorer(scaled_dot_product_attention, causal_mask):
+def attention_explorer(*, scaled_dot_product_attention, causal_mask):
     """Attention weights over a toy sentence: query word, temperature and a causal-mask switch."""
     controls = {
         "query": widgets.Dropdown(options=[(f"{i}: {w}", i) for i, w in enumerate(SENTENCE)],
@@ -126,7 +126,7 @@ def attention_explorer(scaled_dot_product_attention, causal_mask):
                                               description="temperature", continuous_update=False),
         "causal": widgets.Checkbox(value=False, description="causal"),
     }
-    return Explorer(functools.partial(render_attention, cache=RenderCache()), controls,
+    return Explorer(render_attention, controls,
                     needs={"scaled_dot_product_attention": scaled_dot_product_attention,
                            "causal_mask": causal_mask},
                     height="400px", title="Attention as a soft lookup")
@@ -134,7 +134,7 @@ def attention_explorer(scaled_dot_product_attention, causal_mask):
 
 # ------------------------------------------------------------------------ positional encoding
 
-def render_positional_encoding(T, d, position, positional_encoding):
+def render_positional_encoding(T, d, position, *, positional_encoding):
     PE = np.asarray(positional_encoding(T, d), dtype=float)
     if PE.shape != (T, d):
         raise ValueError(f"positional_encoding({T}, {d}) returned shape {PE.shape}, expected {(T, d)}")
@@ -168,7 +168,7 @@ def render_positional_encoding(T, d, position, positional_encoding):
     return fig, readout
 
 
-def positional_encoding_explorer(positional_encoding):
+def positional_encoding_explorer(*, positional_encoding):
     """Heatmap of the sinusoidal encoding and the dot-product similarity of positions."""
     controls = {
         "T": widgets.IntSlider(value=48, min=4, max=128, description="T", continuous_update=False),
@@ -200,7 +200,7 @@ def regression_data(n: int = 50, noise: float = 0.5, seed: int = 0):
     return keys, values
 
 
-def render_nadaraya_watson(bandwidth, kernel, nadaraya_watson):
+def render_nadaraya_watson(bandwidth, kernel, *, nadaraya_watson):
     keys, values = regression_data()
     grid = np.linspace(keys[0], keys[-1], 120)
     estimate = np.asarray(nadaraya_watson(grid, keys, values, bandwidth, kernel), dtype=float)
@@ -237,7 +237,7 @@ def render_nadaraya_watson(bandwidth, kernel, nadaraya_watson):
     return fig, readout
 
 
-def nadaraya_watson_explorer(nadaraya_watson):
+def nadaraya_watson_explorer(*, nadaraya_watson):
     """Kernel regression as attention pooling: bandwidth slider and kernel dropdown."""
     controls = {
         "bandwidth": widgets.FloatLogSlider(value=0.5, base=10, min=-1, max=0.5, step=0.05,
@@ -266,7 +266,7 @@ def _transformer_attention_figure(T):
     return {"fig": fig, "ax": ax, "image": image, "title": title}
 
 
-def render_transformer_attention(layer, head, example, record, scaled_dot_product_attention, cache=None):
+def render_transformer_attention(layer, head, example, *, record, scaled_dot_product_attention, cache=None):
     """``record``: dict with "tokens", "predictions", "targets" (n, T) and per-layer lists
     "Q", "K", "V" of arrays (n, heads, T, d_h) and "weights" (n, heads, T, T) from torch."""
     Q = record["Q"][layer][example, head]
@@ -283,20 +283,20 @@ def render_transformer_attention(layer, head, example, record, scaled_dot_produc
     mirror = float(weights[np.arange(T), T - 1 - np.arange(T)].mean())
     correct = int((predicted == target).sum())
 
+    readout = (f"layer {layer + 1}, head {head + 1}, example {example}: input {' '.join(map(str, tokens))} → "
+               f"predicted {' '.join(map(str, predicted))} ({correct}/{T} right); mean weight on the "
+               f"mirrored position {T - 1} − i: {mirror:.2f}; your weights differ from torch's by at most "
+               f"{difference:.1e}")
+
     parts = cached(cache, ("figure", T), lambda: _transformer_attention_figure(T))
     parts["image"].set_data(weights)
     parts["ax"].set_xticklabels([f"{t}\n({j})" for j, t in enumerate(tokens)])
     parts["ax"].set_yticklabels([f"({i}) {p}" for i, p in enumerate(predicted)])
     parts["title"].set_text(f"layer {layer + 1}, head {head + 1}")
-    fig = parts["fig"]
-    readout = (f"layer {layer + 1}, head {head + 1}, example {example}: input {' '.join(map(str, tokens))} → "
-               f"predicted {' '.join(map(str, predicted))} ({correct}/{T} right); mean weight on the "
-               f"mirrored position {T - 1} − i: {mirror:.2f}; your weights differ from torch's by at most "
-               f"{difference:.1e}")
-    return fig, readout
+    return parts["fig"], readout
 
 
-def transformer_attention_explorer(record, scaled_dot_product_attention):
+def transformer_attention_explorer(*, record, scaled_dot_product_attention):
     """Attention maps of the trained transformer: pick the layer, the head and the example."""
     n_layers = len(record["Q"])
     n_examples, n_heads = record["Q"][0].shape[:2]
@@ -308,7 +308,7 @@ def transformer_attention_explorer(record, scaled_dot_product_attention):
         "example": widgets.IntSlider(value=0, min=0, max=n_examples - 1, description="example",
                                      continuous_update=False),
     }
-    render = functools.partial(render_transformer_attention, record=record, cache=RenderCache())
+    render = functools.partial(render_transformer_attention, record=record)
     return Explorer(render, controls,
                     needs={"scaled_dot_product_attention": scaled_dot_product_attention},
                     height="420px", title="Attention maps of the trained transformer")
@@ -470,7 +470,7 @@ def _char_model_figure(n_bars=15):
     return {"fig": fig, "ax": ax, "bars": bars, "title": title}
 
 
-def render_char_model(temperature, top_k, seed, prompt, model, transformer_block, causal_mask, sample_token,
+def render_char_model(temperature, top_k, seed, prompt, *, model, transformer_block, causal_mask, sample_token,
                       length=40, cache=None):
     chars = model["chars"]
     ids = [chars.index(c) for c in prompt if c in chars]
@@ -502,7 +502,7 @@ def render_char_model(temperature, top_k, seed, prompt, model, transformer_block
     return fig, readout
 
 
-def char_model_explorer(model, transformer_block, causal_mask, sample_token):
+def char_model_explorer(*, model, transformer_block, causal_mask, sample_token):
     """Generate from the trained character model with the student's block and sample_token."""
     V = len(model["chars"])
     controls = {
@@ -512,7 +512,7 @@ def char_model_explorer(model, transformer_block, causal_mask, sample_token):
         "seed": widgets.IntSlider(value=0, min=0, max=9, step=1, description="seed", continuous_update=False),
         "prompt": widgets.Dropdown(options=list(PROMPTS), value=PROMPTS[0], description="prompt"),
     }
-    render = functools.partial(render_char_model, model=model, cache=RenderCache())
+    render = functools.partial(render_char_model, model=model)
     return Explorer(render, controls, height="200px", columns=4, title="Sampling from your character transformer",
                     needs={"transformer_block": transformer_block, "causal_mask": causal_mask,
                            "sample_token": sample_token})

@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 __all__ = [
     "karate_graph", "draw_graph", "train_karate_gcn",
@@ -48,25 +48,20 @@ LABELLED = (0, 33)
 
 # ------------------------------------------------------------------ data and drawing
 
-_KARATE = None
-
-
+@functools.cache
 def karate_graph():
     """(A (34, 34) float, factions (34,) in {0, 1}, positions (34, 2)); the layout is computed once."""
-    global _KARATE
-    if _KARATE is None:
-        import networkx as nx
-        from dlcourse.data import karate_club
+    import networkx as nx
+    from dlcourse.data import karate_club
 
-        A, factions = karate_club()
-        graph = nx.from_numpy_array(A)
-        layout = nx.spring_layout(graph, seed=LAYOUT_SEED)
-        pos = np.array([layout[i] for i in range(len(A))])
-        A.setflags(write=False)
-        factions.setflags(write=False)
-        pos.setflags(write=False)
-        _KARATE = (A, factions, pos)
-    return _KARATE
+    A, factions = karate_club()
+    graph = nx.from_numpy_array(A)
+    layout = nx.spring_layout(graph, seed=LAYOUT_SEED)
+    pos = np.array([layout[i] for i in range(len(A))])
+    A.setflags(write=False)
+    factions.setflags(write=False)
+    pos.setflags(write=False)
+    return A, factions, pos
 
 
 def _edges(A):
@@ -108,7 +103,7 @@ def draw_graph(ax, A, pos, values, *, cmap="RdBu_r", vmin=None, vmax=None, size=
 
 # ------------------------------------------------------------------ Laplacian eigenvectors
 
-def render_laplacian_modes(index, normalized, laplacian):
+def render_laplacian_modes(index, normalized, *, laplacian):
     """Eigenvector ``index`` (ascending eigenvalue) of ``laplacian(A, normalized)`` on the karate club."""
     A, _, pos = karate_graph()
     L = np.asarray(laplacian(A.copy(), normalized=bool(normalized)), dtype=float)
@@ -137,7 +132,7 @@ def render_laplacian_modes(index, normalized, laplacian):
     return fig, text
 
 
-def laplacian_modes_explorer(laplacian):
+def laplacian_modes_explorer(*, laplacian):
     controls = {
         "index": widgets.IntSlider(1, min=0, max=33, step=1, description="index"),
         "normalized": widgets.Checkbox(False, description="normalised"),
@@ -210,7 +205,7 @@ def _oversmoothing_figure():
     return {"fig": fig, "ax": ax, "ax_e": ax_e, "nodes": nodes, "normalised": normalised, "raw": raw, "dot": dot}
 
 
-def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy, propagation="plain", pairnorm=False,
+def render_oversmoothing(depth, propagation="plain", pairnorm=False, *, normalized_adjacency, dirichlet_energy,
                          cache=None):
     """Propagated features on the karate club and the Dirichlet energy against depth."""
     A, _, pos = karate_graph()
@@ -235,19 +230,18 @@ def render_oversmoothing(depth, normalized_adjacency, dirichlet_energy, propagat
     parts["dot"].set_data([depth], [max(normalised[depth], floor)])
     values = np.maximum(np.concatenate([normalised, raw]), 1e-300)
     parts["ax_e"].set_ylim(values.min() / 3, values.max() * 3)
-    fig = parts["fig"]
     text = (f"depth k = {depth}: Dirichlet energy of the degree-normalised features "
             f"{normalised[depth]:.4g} ({normalised[depth] / normalised[0]:.2%} of depth 0); "
             f"raw energy E(X_k) = {raw[depth]:.4g} [{propagation}{', PairNorm' if pairnorm else ''}]")
-    return fig, text
+    return parts["fig"], text
 
 
-def oversmoothing_explorer(normalized_adjacency, dirichlet_energy):
+def oversmoothing_explorer(*, normalized_adjacency, dirichlet_energy):
     controls = {"depth": widgets.IntSlider(0, min=0, max=MAX_DEPTH, step=1, description="depth k"),
                 "propagation": widgets.Dropdown(options=list(PROPAGATIONS), value="plain",
                                                 description="propagation"),
                 "pairnorm": widgets.Checkbox(False, description="PairNorm")}
-    return Explorer(functools.partial(render_oversmoothing, cache=RenderCache()), controls,
+    return Explorer(render_oversmoothing, controls,
                     needs={"normalized_adjacency": normalized_adjacency,
                            "dirichlet_energy": dirichlet_energy},
                     title="Over-smoothing: repeated propagation on the karate club")
@@ -338,7 +332,7 @@ def _wl_figure(pair):
     return {"fig": fig, "scatters": scatters}
 
 
-def render_wl_refinement(pair, rounds, wl_colors, wl_distinguishes, cache=None):
+def render_wl_refinement(pair, rounds, *, wl_colors, wl_distinguishes, cache=None):
     """Joint 1-WL colours of a pair of graphs after ``rounds`` rounds (the student's ``wl_colors``)."""
     pair = pair if pair in WL_PAIRS else next(iter(WL_PAIRS))
     rounds = int(rounds)
@@ -359,11 +353,11 @@ def render_wl_refinement(pair, rounds, wl_colors, wl_distinguishes, cache=None):
     return fig, text
 
 
-def wl_refinement_explorer(wl_colors, wl_distinguishes):
+def wl_refinement_explorer(*, wl_colors, wl_distinguishes):
     controls = {"pair": widgets.Dropdown(options=list(WL_PAIRS), value="6-cycle vs two triangles",
                                          description="graphs", layout=widgets.Layout(width="340px")),
                 "rounds": widgets.IntSlider(0, min=0, max=5, step=1, description="rounds")}
-    return Explorer(functools.partial(render_wl_refinement, cache=RenderCache()), controls,
+    return Explorer(render_wl_refinement, controls,
                     needs={"wl_colors": wl_colors, "wl_distinguishes": wl_distinguishes},
                     height="330px", title="1-WL colour refinement, run jointly on two graphs")
 
@@ -420,7 +414,7 @@ def _trained(train_gcn, Ahat, factions, epochs):
     return _GCN_CACHE[key][1:]
 
 
-def render_karate_gcn(epoch, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS):
+def render_karate_gcn(epoch, *, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS):
     """Predictions of the semi-supervised GCN after ``epoch`` epochs (training cached per Ahat)."""
     A, factions, pos = karate_graph()
     Ahat = np.asarray(normalized_adjacency(A.copy()), dtype=float)
@@ -456,7 +450,7 @@ def render_karate_gcn(epoch, normalized_adjacency, train_gcn=None, epochs=GCN_EP
     return fig, text
 
 
-def karate_gcn_explorer(normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS):
+def karate_gcn_explorer(*, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS):
     """The epoch slider over a GCN trained with ``train_gcn`` (default ``train_karate_gcn``)."""
     controls = {"epoch": widgets.IntSlider(0, min=0, max=int(epochs), step=1, description="epoch")}
     needs = {"normalized_adjacency": normalized_adjacency, "train_gcn": train_gcn or train_karate_gcn}

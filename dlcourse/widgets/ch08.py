@@ -22,10 +22,10 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 __all__ = [
-    "activation_stats_explorer", "render_activation_stats", "optimizer_race", "render_optimizer_race",
+    "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
     "targets_explorer", "render_targets", "train_digits_mlp", "digits_split", "recipe_runs", "render_recipe",
     "recipe_explorer", "BARE", "FULL",
 ]
@@ -78,13 +78,13 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
     return fig, text
 
 
-def activation_stats_explorer(activation_stds):
+def activation_stats_explorer(*, activation_stds):
     controls = {
         "scheme": widgets.Dropdown(options=list(SCHEMES), value="he", description="scheme"),
         "activation": widgets.Dropdown(options=list(ACTIVATIONS), value="relu", description="activation"),
         "depth": widgets.IntSlider(20, min=1, max=50, step=1, description="depth", continuous_update=False),
     }
-    return Explorer(functools.partial(render_activation_stats, cache=RenderCache()), controls,
+    return Explorer(render_activation_stats, controls,
                     needs={"activation_stds": activation_stds},
                     height="350px", title="Activation statistics through depth")
 
@@ -170,7 +170,7 @@ def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, ad
     return fig, text
 
 
-def optimizer_race(sgd_momentum_step, adam_step):
+def optimizer_race_explorer(*, sgd_momentum_step, adam_step):
     controls = {
         "lr": widgets.FloatLogSlider(0.03, base=10, min=-3, max=-0.9, step=0.05, description="SGD lr",
                                      readout_format=".3f", continuous_update=False),
@@ -180,7 +180,7 @@ def optimizer_race(sgd_momentum_step, adam_step):
                                           readout_format=".3f", continuous_update=False),
         "steps": widgets.IntSlider(50, min=5, max=200, step=5, description="steps", continuous_update=False),
     }
-    return Explorer(functools.partial(render_optimizer_race, cache=RenderCache()), controls,
+    return Explorer(render_optimizer_race, controls,
                     needs={"sgd_momentum_step": sgd_momentum_step, "adam_step": adam_step},
                     height="380px", title="Optimizer race on an ill-conditioned quadratic", columns=4)
 
@@ -483,8 +483,8 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
     return fig, text
 
 
-def recipe_explorer(init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
-                    *, epochs=20, inits=RECIPE_INITS):
+def recipe_explorer(*, init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
+                    epochs=20, inits=RECIPE_INITS):
     """Switches for each trick over a digits MLP trained with the student's pieces (all runs precomputed)."""
     controls = {
         "init": widgets.Dropdown(options=list(inits), value=inits[0], description="init"),
@@ -496,7 +496,7 @@ def recipe_explorer(init_weights, dropout, batchnorm_forward, batchnorm_backward
     needs = {"init_weights": init_weights, "dropout": dropout, "batchnorm_forward": batchnorm_forward,
              "batchnorm_backward": batchnorm_backward, "sgd_momentum_step": sgd_momentum_step,
              "cross_entropy": cross_entropy}
-    return Explorer(functools.partial(render_recipe, epochs=epochs, inits=tuple(inits), cache=RenderCache()),
+    return Explorer(functools.partial(render_recipe, epochs=epochs, inits=tuple(inits)),
                     controls, needs=needs, height="330px", columns=5,
                     title="The tricks on a digits MLP (4 hidden layers of 64, 300 training images)")
 
@@ -559,20 +559,19 @@ def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss, 
     parts["a1"].legend(fontsize=8)
     parts["a1"].set_title(f"teacher softmax(z / T), H = {teacher_entropy:.2f} nats", fontsize=9)
     parts["a2"].set_title(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats", fontsize=9)
-    fig = parts["fig"]
     text = (f"T = {T:g}: teacher entropy {teacher_entropy:.3f} nats (max log {k} = {np.log(k):.3f}), "
             f"student distillation loss {distill:.3f}; ε = {eps:g}: target entropy {target_entropy:.3f} nats, "
             f"student cross-entropy {ce:.3f}")
-    return fig, text
+    return parts["fig"], text
 
 
-def targets_explorer(cross_entropy, distillation_loss):
+def targets_explorer(*, cross_entropy, distillation_loss):
     controls = {
         "temperature": widgets.FloatLogSlider(2.0, base=10, min=-0.7, max=1.3, step=0.05, description="T",
                                               readout_format=".2f", continuous_update=False),
         "smoothing": widgets.FloatSlider(0.1, min=0.0, max=0.9, step=0.05, description="smoothing ε",
                                          continuous_update=False),
     }
-    return Explorer(functools.partial(render_targets, cache=RenderCache()), controls,
+    return Explorer(render_targets, controls,
                     needs={"cross_entropy": cross_entropy, "distillation_loss": distillation_loss},
                     height="320px", title="Temperature and label smoothing")

@@ -35,7 +35,7 @@ CAPACITY = 0.138
 
 # ------------------------------------------------------------------ data: binarised 8x8 digits
 
-@functools.lru_cache(maxsize=1)
+@functools.cache
 def _digits():
     from sklearn.datasets import load_digits
     digits = load_digits()
@@ -70,7 +70,7 @@ def distinct_digits(count: int, max_overlap: int = 16):
 MAX_STORED = 20
 
 
-@functools.lru_cache(maxsize=1)
+@functools.cache
 def recall_bank():
     """The digits the recall widget stores, in order: the 8 most distinct ones first, then the first
     digits of the data set (two per class) up to ``MAX_STORED``."""
@@ -210,7 +210,7 @@ def render_recall(stored, digit, flipped, sweep, seed, *, hebbian_weights, energ
     return parts["fig"], readout
 
 
-def recall_explorer(hebbian_weights, energy, async_sweep):
+def recall_explorer(*, hebbian_weights, energy, async_sweep):
     """Store binarised digits, corrupt one, and watch asynchronous recall sweep by sweep."""
     controls = {
         "stored": widgets.IntSlider(value=4, min=1, max=MAX_STORED, description="stored",
@@ -222,7 +222,7 @@ def recall_explorer(hebbian_weights, energy, async_sweep):
         "sweep": widgets.IntSlider(value=1, min=0, max=MAX_SWEEPS, description="sweep"),
         "seed": widgets.IntSlider(value=0, min=0, max=9, description="seed", continuous_update=False),
     }
-    return Explorer(functools.partial(render_recall, cache=RenderCache()), controls,
+    return Explorer(render_recall, controls,
                     needs={"hebbian_weights": hebbian_weights, "energy": energy, "async_sweep": async_sweep},
                     height="330px", title="Recall of a corrupted digit, sweep by sweep")
 
@@ -323,10 +323,9 @@ def render_capacity(n, *, hebbian_weights, stable_fraction, crosstalk, flip_prob
     return parts["fig"], readout
 
 
-def capacity_explorer(hebbian_weights, stable_fraction, crosstalk, flip_probability):
+def capacity_explorer(*, hebbian_weights, stable_fraction, crosstalk, flip_probability):
     """Stable patterns and unstable bits against the load, for n from 100 to 200 (precomputed)."""
     cache = RenderCache()
-    render = functools.partial(render_capacity, cache=cache)
     try:  # precompute every n, so that moving the slider only redraws
         for n in N_VALUES:
             cache.get(("table", n, hebbian_weights, stable_fraction, crosstalk),
@@ -336,7 +335,7 @@ def capacity_explorer(hebbian_weights, stable_fraction, crosstalk, flip_probabil
         pass
     controls = {"n": widgets.SelectionSlider(options=list(N_VALUES), value=120, description="neurons n",
                                              continuous_update=False)}
-    return Explorer(render, controls,
+    return Explorer(render_capacity, controls, cache=cache,
                     needs={"hebbian_weights": hebbian_weights, "stable_fraction": stable_fraction,
                            "crosstalk": crosstalk, "flip_probability": flip_probability},
                     height="350px", title="Capacity: stable patterns against the load")
@@ -414,7 +413,7 @@ def render_modern_hopfield(beta, digit, damage, *, modern_hopfield_update, cache
     return parts["fig"], readout
 
 
-def modern_hopfield_explorer(modern_hopfield_update):
+def modern_hopfield_explorer(*, modern_hopfield_update):
     """One retrieval step of a modern Hopfield network on 20 stored digits, with an inverse temperature."""
     controls = {
         "beta": widgets.FloatLogSlider(value=0.05, base=10, min=-3, max=1, step=0.1, description="β",
@@ -423,5 +422,5 @@ def modern_hopfield_explorer(modern_hopfield_update):
                                    continuous_update=False),
         "damage": widgets.Dropdown(options=list(DAMAGES), value=DAMAGES[0], description="damage"),
     }
-    return Explorer(functools.partial(render_modern_hopfield, cache=RenderCache()), controls, needs={"modern_hopfield_update": modern_hopfield_update},
+    return Explorer(render_modern_hopfield, controls, needs={"modern_hopfield_update": modern_hopfield_update},
                     height="330px", title="Modern Hopfield retrieval: one softmax step")

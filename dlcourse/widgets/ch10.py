@@ -18,7 +18,7 @@ import numpy as np
 
 from matplotlib.ticker import MaxNLocator
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, cached
 
 
 def _plain_log_axis(axis, ticks):
@@ -157,7 +157,7 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     return parts["fig"], text
 
 
-def momentum_explorer(gradient_descent, heavy_ball, nesterov, pl_rate_bound, polyak_parameters):
+def momentum_explorer(*, gradient_descent, heavy_ball, nesterov, pl_rate_bound, polyak_parameters):
     controls = {
         "kappa": widgets.FloatLogSlider(20.0, base=10, min=0, max=3, step=0.1, description="κ = L/μ",
                                         readout_format=".0f", continuous_update=False),
@@ -167,7 +167,7 @@ def momentum_explorer(gradient_descent, heavy_ball, nesterov, pl_rate_bound, pol
         "steps": widgets.IntSlider(60, min=10, max=200, step=10, description="steps", continuous_update=False),
         "polyak": widgets.Checkbox(False, description="Polyak (heavy ball)", indent=False),
     }
-    return Explorer(functools.partial(render_momentum, cache=RenderCache()), controls,
+    return Explorer(render_momentum, controls,
                     needs={"gradient_descent": gradient_descent, "heavy_ball": heavy_ball, "nesterov": nesterov,
                            "pl_rate_bound": pl_rate_bound, "polyak_parameters": polyak_parameters},
                     height="390px", title="Gradient descent, heavy ball and Nesterov on a 2-D quadratic", columns=5)
@@ -179,7 +179,7 @@ NOISE_N, NOISE_D, NOISE_STEPS = 64, 4, 512
 BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
 
 
-@functools.lru_cache(maxsize=1)
+@functools.cache
 def noise_problem():
     """(X, y, h_star, trace_sigma): a fixed noisy least-squares problem and the gradient noise at θ*."""
     rng = np.random.default_rng(0)
@@ -259,13 +259,13 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
     return parts["fig"], text
 
 
-def noise_floor_explorer(minibatch_sgd):
+def noise_floor_explorer(*, minibatch_sgd):
     controls = {
         "batch_size": widgets.SelectionSlider(options=list(BATCH_SIZES), value=4, description="batch",
                                               continuous_update=False),
         "lr": widgets.FloatLogSlider(0.05, base=10, min=-1.7, max=-0.7, step=0.1, description="lr",
                                      readout_format=".3f", continuous_update=False),
     }
-    return Explorer(functools.partial(render_noise_floor, cache=RenderCache()), controls,
+    return Explorer(render_noise_floor, controls,
                     needs={"minibatch_sgd": minibatch_sgd}, height="340px",
                     title="The noise floor of mini-batch SGD")

@@ -3,7 +3,11 @@
     explorer = Explorer(render, controls={"margin": FloatSlider(...)},
                         needs={"perceptron_train": perceptron_train})
 
-``render(**values, **needs)`` is pure: it returns ``(figure_or_None, readout_text)``.
+``render(**values, **needs)`` is pure: it returns ``(figure_or_None, readout_text)``. A render
+with a ``cache`` parameter is given the explorer's own ``RenderCache`` (``explorer.cache``), so
+re-running a widget's cell starts afresh. Widget modules follow one convention: factories
+``<thing>_explorer(*, student_function, ...)`` (student functions keyword-only) build an
+``Explorer`` over ``render_<thing>``, and every module lists its public names in ``__all__``.
 The figure is drawn with Agg, cropped to what it shows and sent as a fast PNG
 (``compress_level=1``) to an ``ipywidgets.Image``: binary over the comm, no base64,
 no output area rebuilt, so the picture is replaced in place. A render function may
@@ -23,7 +27,9 @@ function), ``last_picture_seconds`` (drawing and encoding the figure),
 """
 from __future__ import annotations
 
+import functools
 import html
+import inspect
 import io
 import time
 
@@ -117,8 +123,13 @@ class Explorer(widgets.VBox):
     """Controls on top, a fixed-height picture, a one-line readout below."""
 
     def __init__(self, render, controls: dict, needs: dict | None = None, *,
-                 height: str = "380px", title: str | None = None, columns: int = 3):
-        self.render_function = render
+                 height: str = "380px", title: str | None = None, columns: int = 3,
+                 cache: RenderCache | None = None):
+        if "cache" in inspect.signature(render).parameters:  # a cache given is one filled beforehand
+            self.cache = cache if cache is not None else RenderCache()
+        else:
+            self.cache = None
+        self.render_function = render if self.cache is None else functools.partial(render, cache=self.cache)
         self.controls = dict(controls)
         self.needs = dict(needs or {})
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
