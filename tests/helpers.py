@@ -36,12 +36,23 @@ def student_functions(factory):
             if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
 
 
+def needs(factory, ref, **replace):
+    """The keyword arguments of ``factory``: its student functions taken from the reference solutions
+    ``ref``, some replaced (by a stub, a counting wrapper...), and the extra arguments in ``replace``."""
+    given = {name: getattr(ref, name) for name in student_functions(factory) if name not in replace}
+    return {**given, **replace}
+
+
 def build(factory, ref, **replace):
-    """The widget ``factory`` builds from the reference solutions ``ref``, some functions replaced
-    (by a stub, a counting wrapper...) and extra arguments given in ``replace``."""
-    needs = {name: getattr(ref, name) for name in student_functions(factory) if name not in replace}
-    needs.update(replace)
-    return factory(**needs)
+    """The widget ``factory`` builds from the reference solutions (see ``needs``)."""
+    return factory(**needs(factory, ref, **replace))
+
+
+def move(widget, **values):
+    """Set the widget's controls to ``values`` (in order) and return its readout."""
+    for name, value in values.items():
+        widget.controls[name].value = value
+    return widget.readout.value
 
 
 def assert_names_missing(widget, name):

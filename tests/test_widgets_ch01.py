@@ -4,15 +4,11 @@ import re
 import numpy as np
 
 from dlcourse.widgets import ch01
-from tests.helpers import assert_each_missing_is_named, build, counting, numbers, stub
-
-
-def stepper(ref, **replace):
-    return build(ch01.perceptron_steps_explorer, ref, **replace)
+from tests.helpers import assert_each_missing_is_named, build, counting, move, numbers, stub
 
 
 def test_stepper_walks_through_the_updates(ref):
-    w = stepper(ref)
+    w = build(ch01.perceptron_steps_explorer, ref)
     first = w.readout.value
     assert first.startswith("update 1 of"), first
     total = int(re.search(r"total updates (\d+)", first).group(1))
@@ -27,11 +23,10 @@ def test_stepper_walks_through_the_updates(ref):
 
 
 def test_stepper_update_count_respects_novikoff_and_margin_slider_changes_the_data(ref):
-    w = stepper(ref)
+    w = build(ch01.perceptron_steps_explorer, ref)
     seen = set()
     for value in (0.4, 0.1, 0.02):
-        w.controls["data_margin"].value = value
-        text = w.readout.value
+        text = move(w, data_margin=value)
         total = int(re.search(r"total updates (\d+)", text).group(1))
         bound = float(re.search(r"Novikoff bound ([\d.]+)", text).group(1))
         gamma = float(re.search(r"γ = ([\d.]+)", text).group(1))
@@ -58,17 +53,16 @@ def test_stepper_history_matches_the_updates(ref):
 
 def test_stepper_names_the_missing_function(ref):
     for name in ("perceptron_train", "margin", "novikoff_bound"):
-        w = stepper(ref, **{name: stub})
+        w = build(ch01.perceptron_steps_explorer, ref, **{name: stub})
         assert "not written yet" in w.readout.value and f"<b>{name}</b>" in w.readout.value, w.readout.value
         assert w.last_figure is None
 
 
 def test_cover_slider_changes_the_readout(ref):
-    w = ch01.cover_explorer(cover_count=ref.cover_count)
+    w = build(ch01.cover_explorer, ref)
     first = w.readout.value
     assert "n = 10" in first and "0.5000 at s = 2n" in first and "1.0000 at s = n" in first
-    w.controls["n"].value = 3
-    second = w.readout.value
+    second = move(w, n=3)
     assert second != first and "n = 3" in second and "0.5000 at s = 2n" in second
     # the fraction at s = 4n drops as n grows
     assert numbers(second)[-2] > numbers(first)[-2]
@@ -80,11 +74,10 @@ def test_cover_names_the_missing_function(ref):
 
 
 def test_adaboost_rounds_change_the_readout(ref):
-    w = ch01.adaboost_explorer(adaboost_step=ref.adaboost_step)
+    w = build(ch01.adaboost_explorer, ref)
     first = w.readout.value
     assert first.startswith("round 1:") and "training errors 6/24" in first
-    w.controls["rounds"].value = 5
-    fifth = w.readout.value
+    fifth = move(w, rounds=5)
     assert fifth.startswith("round 5:") and fifth != first
     errors = int(re.search(r"ensemble training errors (\d+)/24", fifth).group(1))
     assert errors < 6
@@ -98,11 +91,10 @@ def test_adaboost_names_the_missing_function(ref):
 
 
 def test_adaboost_training_error_stays_under_prod_Z(ref):
-    w = ch01.adaboost_explorer(adaboost_step=ref.adaboost_step)
+    w = build(ch01.adaboost_explorer, ref)
     previous = 1.0
     for rounds in (1, 2, 7, 15, ch01.MAX_ROUNDS):
-        w.controls["rounds"].value = rounds
-        text = w.readout.value
+        text = move(w, rounds=rounds)
         error = float(re.search(r"= ([\d.]+) ≤ ∏Z_t", text).group(1))
         prod_z = float(re.search(r"∏Z_t = ([\d.]+)", text).group(1))
         exp_bound = float(re.search(r"\) = ([\d.]+) \(best", text).group(1))

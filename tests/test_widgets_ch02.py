@@ -2,18 +2,16 @@
 import numpy as np
 
 from dlcourse.widgets import RenderCache, ch02
-from tests.helpers import assert_each_missing_is_named, build, counting, number
+from tests.helpers import assert_each_missing_is_named, build, counting, move, number
 
 
 def test_interpolant_explorer_width_changes_sup_error(ref):
-    explorer = ch02.interpolant_explorer(relu_interpolant=ref.relu_interpolant, mlp_forward=ref.mlp_forward)
+    explorer = build(ch02.interpolant_explorer, ref)
     explorer.controls["target"].value = "sin(x)"
-    explorer.controls["width"].value = 4
-    first = explorer.readout.value
+    first = move(explorer, width=4)
     err4 = number(r"sup error = ([0-9.e+-]+)", first)
     assert "m = 4 hidden units" in first
-    explorer.controls["width"].value = 16
-    second = explorer.readout.value
+    second = move(explorer, width=16)
     err16 = number(r"sup error = ([0-9.e+-]+)", second)
     assert second != first and "m = 16 hidden units" in second
     # smooth target: the error falls like 1/m^2 (h^2/8 max|f''|)
@@ -33,22 +31,18 @@ def test_interpolant_explorer_names_missing_functions(ref):
 
 
 def test_regions_explorer_counts_against_zaslavsky(ref):
-    explorer = ch02.regions_explorer(activation_patterns=ref.activation_patterns,
-                                     zaslavsky_bound=ref.zaslavsky_bound)
+    explorer = build(ch02.regions_explorer, ref)
     explorer.controls["depth"].value = 1
-    explorer.controls["units"].value = 3
-    text = explorer.readout.value
+    text = move(explorer, units=3)
     count = number(r"^(\d+) activation regions", text)
     assert "ONE layer of 3 units in R²: 7" in text
     assert 1 <= count <= 7
-    explorer.controls["units"].value = 8
-    text8 = explorer.readout.value
+    text8 = move(explorer, units=8)
     assert text8 != text and "ONE layer of 8 units in R²: 37" in text8
     assert number(r"^(\d+) activation regions", text8) <= 37
     explorer.controls["seed"].value = 5
     assert explorer.readout.value != text8
-    explorer.controls["depth"].value = 3
-    deep = explorer.readout.value
+    deep = move(explorer, depth=3)
     assert "one layer holding all 24 units: 301" in deep and "one layer only" in deep and "Hanin" in deep
     # random deep networks exceed the bound of one layer of their width, not that of one layer of all their units
     assert 37 < number(r"^(\d+) activation regions", deep) <= 301
@@ -66,19 +60,13 @@ def test_stacked_layer_gives_concatenated_patterns():
     np.testing.assert_allclose(stacked @ W_block.T + b_block, pre)
 
 
-def sawtooth(ref, **replace):
-    return build(ch02.sawtooth_explorer, ref, **replace)
-
-
 def test_sawtooth_explorer_doubles_pieces_and_shallow_fits_fail(ref):
-    explorer = sawtooth(ref)
+    explorer = build(ch02.sawtooth_explorer, ref)
     for depth in (2, 5):
-        explorer.controls["depth"].value = depth
-        text = explorer.readout.value
+        text = move(explorer, depth=depth)
         assert f"{depth} hidden layers, {2 * depth} units and {2 ** depth} pieces" in text, text
     explorer.controls["depth"].value = 5
-    explorer.controls["width"].value = 6
-    text = explorer.readout.value
+    text = move(explorer, width=6)
     error, bound = number(r"L¹ error ([\d.]+)", text), number(r"≥ ([\d.]+), the lower bound", text)
     assert "fails" in text and error >= bound > 0.08, text
     explorer.controls["width"].value = 32
@@ -151,7 +139,7 @@ def test_regions_revisited_settings_are_served_from_cache(ref):
 
 def test_sawtooth_revisited_depth_is_served_from_cache(ref):
     network, count = counting(ref.sawtooth_network), counting(ref.count_linear_pieces)
-    explorer = sawtooth(ref, sawtooth_network=network, count_linear_pieces=count)
+    explorer = build(ch02.sawtooth_explorer, ref, sawtooth_network=network, count_linear_pieces=count)
     first, figure = explorer.readout.value, explorer.last_figure
     explorer.controls["depth"].value = 6
     assert "64 pieces" in explorer.readout.value

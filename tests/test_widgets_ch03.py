@@ -1,6 +1,6 @@
 """The widgets of ch03_backprop: controls change the readout; unfinished exercises are named."""
 from dlcourse.widgets import ch03
-from tests.helpers import assert_names_missing, build, counting, stub
+from tests.helpers import assert_names_missing, build, counting, move, stub
 
 
 class _StubValue:
@@ -14,20 +14,17 @@ class _StubValue:
 
 
 def test_backprop_graph_readout_walks_the_backward_pass(ref):
-    explorer = ch03.backprop_graph_explorer(Value=ref.Value, topological_order=ref.topological_order)
+    explorer = build(ch03.backprop_graph_explorer, ref)
     first = explorer.readout.value
     assert "step 0/10" in first and "[dL/dx, dL/dw, dL/db] = [?, ?, ?]" in first
     assert "-1.5" not in first and "0.5" not in first  # no adjoint (nor its closed form) before the sweep
     explorer.controls["step"].value = 1
     assert "node L = log r" in explorer.readout.value and "dL/dL = 1" in explorer.readout.value
-    explorer.controls["step"].value = 3
-    third = explorer.readout.value
+    third = move(explorer, step=3)
     assert third != first and "step 3/10" in third and "[?, ?, ?]" in third
-    explorer.controls["step"].value = ch03.N_NAMED
-    last = explorer.readout.value
+    last = move(explorer, step=ch03.N_NAMED)
     assert "node x" in last and "dL/dx = -1.5" in last and "[-1.5, 1, 0.5]" in last
-    explorer.controls["w"].value = 1.0
-    changed = explorer.readout.value
+    changed = move(explorer, w=1.0)
     assert changed != last and "[-1.5, 1, 0.5]" not in changed
     assert explorer.last_render_seconds < 2.0
 
@@ -55,11 +52,10 @@ def test_backprop_graph_names_missing_functions(ref):
 
 
 def test_mode_cost_readout_counts_passes(ref):
-    explorer = ch03.mode_cost_explorer(jvp=ref.jvp, Value=ref.Value)
+    explorer = build(ch03.mode_cost_explorer, ref)
     first = explorer.readout.value
     assert "n = 16: forward mode 16 passes" in first and "reverse mode 2 passes" in first
-    explorer.controls["n"].value = 40
-    second = explorer.readout.value
+    second = move(explorer, n=40)
     assert second != first and "forward mode 40 passes" in second
     assert "operation ratio 20.0" in second
     assert "gradient| = " in second and float(second.rsplit("= ", 1)[1]) < 1e-12

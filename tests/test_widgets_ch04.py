@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch04
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, number, stub
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, move, number, stub
 
 
 def _shape(text):
@@ -15,13 +15,12 @@ def _shape(text):
 
 
 def test_kernel_explorer_stride_and_padding_change_the_output_shape(ref):
-    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=ref.conv_output_size)
+    explorer = build(ch04.kernel_explorer, ref)
     first = explorer.readout.value
     assert _shape(first) == (6, 6) and "agrees with conv_output_size: 6×6" in first
     explorer.controls["padding"].value = 1
     assert _shape(explorer.readout.value) == (8, 8)
-    explorer.controls["stride"].value = 2
-    second = explorer.readout.value
+    second = move(explorer, stride=2)
     assert _shape(second) == (4, 4) and "agrees with" in second
     explorer.controls["padding"].value = 3
     explorer.controls["stride"].value = 3
@@ -31,16 +30,14 @@ def test_kernel_explorer_stride_and_padding_change_the_output_shape(ref):
 
 
 def test_kernel_explorer_kernels_and_custom_sliders(ref):
-    explorer = ch04.kernel_explorer(conv2d=ref.conv2d, conv_output_size=ref.conv_output_size)
-    explorer.controls["kernel"].value = "blur"
-    blur = explorer.readout.value
+    explorer = build(ch04.kernel_explorer, ref)
+    blur = move(explorer, kernel="blur")
     low, high = number(r"range \[([-0-9.e+]+),", blur), number(r", ([-0-9.e+]+)\]", blur)
     assert 0 <= low <= high <= 1 + 1e-12  # an average of pixels in [0, 1]
     explorer.controls["kernel"].value = "custom"
     identity = explorer.readout.value  # the sliders start at the identity kernel
     assert number(r", ([-0-9.e+]+)\]", identity) == pytest.approx(1.0, abs=1e-3)
-    explorer.controls["k11"].value = 2.0
-    doubled = explorer.readout.value
+    doubled = move(explorer, k11=2.0)
     assert doubled != identity
     assert number(r", ([-0-9.e+]+)\]", doubled) == pytest.approx(2.0, abs=1e-3)
     assert "custom kernel" in doubled
@@ -58,15 +55,14 @@ def test_kernel_explorer_names_missing_functions(ref):
 
 
 def test_shift_explorer_is_exact_inside_the_canvas_and_not_across_the_border(ref):
-    explorer = ch04.shift_explorer(conv2d=ref.conv2d)
+    explorer = build(ch04.shift_explorer, ref)
     first = explorer.readout.value
     assert "(dx, dy) = (2, 0)" in first
     assert number(r"= ([0-9.e+-]+) \(", first) < 1e-12
     explorer.controls["dy"].value = -1
     assert "(dx, dy) = (2, -1)" in explorer.readout.value
     assert number(r"= ([0-9.e+-]+) \(", explorer.readout.value) < 1e-12
-    explorer.controls["dx"].value = 7  # the digit wraps around the right border
-    wrapped = explorer.readout.value
+    wrapped = move(explorer, dx=7)  # the digit wraps around the right border
     assert number(r"= ([0-9.e+-]+) \(", wrapped) > 0.1 and "wrapped" in wrapped
     explorer.controls["kernel"].value = "blur"
     assert "kernel blur" in explorer.readout.value
@@ -87,16 +83,14 @@ def test_shift_images_moves_without_wrapping():
 
 
 def test_feature_map_explorer_trains_once_and_follows_the_controls(ref):
-    explorer = ch04.feature_map_explorer(build_digits_cnn=ref.build_digits_cnn)
+    explorer = build(ch04.feature_map_explorer, ref)
     first = explorer.readout.value
     assert number(r"test accuracy ([0-9.]+)%", first) >= 95.0
     assert "filter 0:" in first and "feature map 8×8" in first
     assert explorer.controls["filter"].max == 7  # the reference's first layer has 8 filters
-    explorer.controls["filter"].value = 5
-    second = explorer.readout.value
+    second = move(explorer, filter=5)
     assert "filter 5:" in second and second != first
-    explorer.controls["digit"].value = 11
-    third = explorer.readout.value
+    third = move(explorer, digit=11)
     assert "digit #11:" in third
     assert explorer.last_render_seconds < 2.0  # trained once, cached
 
@@ -116,12 +110,10 @@ def test_train_digits_recipe_is_deterministic(ref):
 
 
 def test_pooling_shift_explorer_equivariance_only_for_multiples_of_the_stride(ref):
-    explorer = ch04.pooling_shift_explorer(conv2d=ref.conv2d, max_pool2d=ref.max_pool2d,
-                                           avg_pool2d=ref.avg_pool2d)
+    explorer = build(ch04.pooling_shift_explorer, ref)
     first = explorer.readout.value  # shift 1, conv stride 1, max pool 2×2: total stride 2
     assert "total stride 2" in first and "NOT equivariant" in first
-    explorer.controls["shift"].value = 2
-    two = explorer.readout.value
+    two = move(explorer, shift=2)
     assert "equivariant: f(moved x) is f(x) moved by 1 output pixel" in two and "NOT" not in two
     explorer.controls["pool"].value = "none"
     explorer.controls["shift"].value = 3

@@ -5,19 +5,17 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch05
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, numbers, stub
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, move, numbers, stub
 
 
 def test_gradient_norms_follow_sigma(ref):
-    explorer = ch05.gradient_norm_explorer(jacobian_norms=ref.jacobian_norms)
+    explorer = build(ch05.gradient_norm_explorer, ref)
     assert "first/last norm" in explorer.readout.value
     explorer.controls["input_scale"].value = 0.0
     explorer.controls["T"].value = 40
-    explorer.controls["sigma"].value = 0.8
-    vanishing = explorer.readout.value
+    vanishing = move(explorer, sigma=0.8)
     assert "vanishing" in vanishing
-    explorer.controls["sigma"].value = 1.3
-    exploding = explorer.readout.value
+    exploding = move(explorer, sigma=1.3)
     assert "exploding" in exploding and exploding != vanishing
     # zero inputs: the ratio is exactly the bound sigma^(T-1)
     _, text = ch05.render_gradient_norm(1.3, 40, 0.0, 0, jacobian_norms=ref.jacobian_norms)
@@ -34,16 +32,13 @@ def test_gradient_norms_names_missing_function(ref):
 
 
 def test_lru_explorer_moves_with_ring(ref):
-    explorer = ch05.lru_explorer(lru_init=ref.lru_init, lru_eigenvalues=ref.lru_eigenvalues,
-                                 linear_scan=ref.linear_scan)
+    explorer = build(ch05.lru_explorer, ref)
     first = explorer.readout.value
     assert "inside the unit circle: yes" in first
     explorer.controls["r_min"].value = 0.5
-    explorer.controls["r_max"].value = 0.6
-    short = explorer.readout.value
+    short = move(explorer, r_max=0.6)
     assert short != first
-    explorer.controls["r_max"].value = 0.999
-    long = explorer.readout.value
+    long = move(explorer, r_max=0.999)
     half_life = lambda text: float(re.search(r"half-life ([0-9.]+)", text).group(1))  # noqa: E731
     assert half_life(long) > 10 * half_life(short)
     explorer.controls["m"].value = 3
@@ -61,11 +56,9 @@ def test_lru_explorer_names_missing_function(ref, missing):
 
 
 def test_lstm_gates_follow_forget_bias(ref):
-    explorer = ch05.lstm_gate_explorer(lstm_cell=ref.lstm_cell)
-    explorer.controls["forget_bias"].value = -2.0
-    low = explorer.readout.value
-    explorer.controls["forget_bias"].value = 5.0
-    high = explorer.readout.value
+    explorer = build(ch05.lstm_gate_explorer, ref)
+    low = move(explorer, forget_bias=-2.0)
+    high = move(explorer, forget_bias=5.0)
     assert low != high
     f_low = float(re.search(r"f = ([0-9.]+)", low).group(1))
     f_high = float(re.search(r"f = ([0-9.]+)", high).group(1))
@@ -106,8 +99,7 @@ def test_trained_lstm_gates_respond_to_controls(ref):
     first = explorer.readout.value
     assert first.startswith("trained LSTM") and "true 0" in first, first
     best = lambda text: float(re.search(r"best unit ([0-9.e+-]+)", text).group(1))  # noqa: E731
-    explorer.controls["forget_shift"].value = -6.0
-    shifted = explorer.readout.value
+    shifted = move(explorer, forget_shift=-6.0)
     assert best(shifted) < best(first) and "shift -6.0" in shifted
     explorer.controls["first_token"].value = 2
     assert "true 2" in explorer.readout.value

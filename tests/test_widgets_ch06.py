@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch06
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, stub
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, move, stub
 
 
 def fake_record(n_examples=3, n_heads=2, n_layers=2, T=8, d_head=4, seed=0):
@@ -24,12 +24,10 @@ def fake_record(n_examples=3, n_heads=2, n_layers=2, T=8, d_head=4, seed=0):
 
 
 def test_attention_explorer_reacts_to_query_temperature_and_mask(ref):
-    w = ch06.attention_explorer(scaled_dot_product_attention=ref.scaled_dot_product_attention,
-                                causal_mask=ref.causal_mask)
+    w = build(ch06.attention_explorer, ref)
     first = w.readout.value
     assert "query “it”" in first and "top-attended word “animal”" in first, first
-    w.controls["temperature"].value = 0.2
-    sharp = w.readout.value
+    sharp = move(w, temperature=0.2)
     assert sharp != first
     weight = lambda text: float(text.split("with weight ")[1].split(";")[0])
     assert weight(sharp) > weight(first)          # a lower temperature sharpens the attention
@@ -52,7 +50,7 @@ def test_attention_explorer_names_missing_functions(ref):
 
 
 def test_positional_encoding_explorer(ref):
-    w = ch06.positional_encoding_explorer(positional_encoding=ref.positional_encoding)
+    w = build(ch06.positional_encoding_explorer, ref)
     first = w.readout.value
     assert "T = 48, d = 32" in first and "‖PE[10]‖² = 16.00" in first, first
     error = float(first.rsplit("= ", 1)[1])
@@ -72,7 +70,7 @@ def test_positional_encoding_explorer_names_missing_function(ref):
 
 
 def test_nadaraya_watson_explorer(ref):
-    w = ch06.nadaraya_watson_explorer(nadaraya_watson=ref.nadaraya_watson)
+    w = build(ch06.nadaraya_watson_explorer, ref)
     mse = lambda: float(w.readout.value.split("MSE ")[1].split()[0])
     assert "gaussian kernel, bandwidth 0.50" in w.readout.value, w.readout.value
     middle = mse()
@@ -93,7 +91,7 @@ def test_nadaraya_watson_explorer_names_missing_function(ref):
 
 def test_transformer_attention_explorer(ref):
     record = fake_record()
-    w = ch06.transformer_attention_explorer(record=record, scaled_dot_product_attention=ref.scaled_dot_product_attention)
+    w = build(ch06.transformer_attention_explorer, ref, record=record)
     first = w.readout.value
     assert first.startswith("layer 2, head 1, example 0") and "8/8 right" in first, first
     assert float(first.rsplit("at most ", 1)[1]) < 1e-12
@@ -137,8 +135,7 @@ def test_char_transformer_driver_returns_plain_data(ref, char_model):
 
 
 def test_char_model_explorer_temperature_and_top_k(ref, char_model):
-    w = ch06.char_model_explorer(model=char_model, transformer_block=ref.transformer_block, causal_mask=ref.causal_mask,
-                                 sample_token=ref.sample_token)
+    w = build(ch06.char_model_explorer, ref, model=char_model)
     kept = lambda: int(w.readout.value.split(" characters kept")[0])  # noqa: E731
     entropy = lambda: float(w.readout.value.split("entropy ")[1].split()[0])  # noqa: E731
     text = lambda: w.readout.value.split("generated: ")[1]  # noqa: E731

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch07
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, number, stub
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, move, number, stub
 
 
 def test_karate_graph_is_fixed():
@@ -15,15 +15,14 @@ def test_karate_graph_is_fixed():
 
 
 def test_laplacian_modes(ref):
-    explorer = ch07.laplacian_modes_explorer(laplacian=ref.laplacian)
+    explorer = build(ch07.laplacian_modes_explorer, ref)
     first = explorer.readout.value
     assert "eigenvector 1 of 34" in first and "eigenvalue" in first
     low_crossings = number(r"(\d+) of 78 edges", first)
     explorer.controls["index"].value = 0
     assert abs(number(r"λ = (-?[\d.]+)", explorer.readout.value)) < 1e-9
     assert number(r"(\d+) of 78 edges", explorer.readout.value) == 0  # the constant vector
-    explorer.controls["index"].value = 33
-    top = explorer.readout.value
+    top = move(explorer, index=33)
     assert top != first
     assert number(r"λ = ([\d.]+)", top) > number(r"λ = ([\d.]+)", first)
     assert number(r"(\d+) of 78 edges", top) > low_crossings
@@ -37,13 +36,11 @@ def test_laplacian_modes_stub(ref):
 
 
 def test_oversmoothing(ref):
-    explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency,
-                                           dirichlet_energy=ref.dirichlet_energy)
+    explorer = build(ch07.oversmoothing_explorer, ref)
     first = explorer.readout.value
     assert "depth k = 0" in first and "100.00% of depth 0" in first
     e0 = number(r"features ([\d.e+-]+) \(", first)
-    explorer.controls["depth"].value = 10
-    later = explorer.readout.value
+    later = move(explorer, depth=10)
     assert later != first and "depth k = 10" in later
     e10 = number(r"features ([\d.e+-]+) \(", later)
     assert e10 < 0.01 * e0  # over-smoothing: the energy collapses
@@ -57,11 +54,10 @@ def test_oversmoothing_stub(ref, missing):
 
 
 def test_karate_gcn(ref):
-    explorer = ch07.karate_gcn_explorer(normalized_adjacency=ref.normalized_adjacency)
+    explorer = build(ch07.karate_gcn_explorer, ref)
     first = explorer.readout.value
     assert first.startswith("epoch 0:") and "accuracy" in first
-    explorer.controls["epoch"].value = ch07.GCN_EPOCHS
-    last = explorer.readout.value
+    last = move(explorer, epoch=ch07.GCN_EPOCHS)
     assert last != first
     assert number(r"accuracy ([\d.]+)%", last) >= 90.0
     assert number(r"training loss ([\d.]+)", last) < number(r"training loss ([\d.]+)", first)
@@ -89,8 +85,7 @@ def test_karate_gcn_stub(ref):
 
 
 def test_oversmoothing_remedies(ref):
-    explorer = ch07.oversmoothing_explorer(normalized_adjacency=ref.normalized_adjacency,
-                                           dirichlet_energy=ref.dirichlet_energy)
+    explorer = build(ch07.oversmoothing_explorer, ref)
     explorer.controls["depth"].value = 40
     plain = number(r"\(([\d.]+)% of depth 0\)", explorer.readout.value)
     assert "[plain]" in explorer.readout.value and plain < 0.01
@@ -114,7 +109,7 @@ def test_oversmoothing_depth_served_from_cache(ref):
 
 
 def test_wl_refinement(ref):
-    explorer = ch07.wl_refinement_explorer(wl_colors=ref.wl_colors, wl_distinguishes=ref.wl_distinguishes)
+    explorer = build(ch07.wl_refinement_explorer, ref)
     first = explorer.readout.value
     assert first.startswith("round 0: 1 colour;") and "wl_distinguishes → False" in first
     explorer.controls["rounds"].value = 5
@@ -124,8 +119,7 @@ def test_wl_refinement(ref):
     assert "are equal" in explorer.readout.value and "wl_distinguishes → False" in explorer.readout.value
     explorer.controls["rounds"].value = 2
     assert "are different" in explorer.readout.value and "wl_distinguishes → True" in explorer.readout.value
-    explorer.controls["pair"].value = "one vs two copies of a molecule"
-    text = explorer.readout.value
+    text = move(explorer, pair="one vs two copies of a molecule")
     h1, h2 = (np.array(eval(h)) for h in re.findall(r"(\[[\d, ]+\])", text)[:2])
     assert np.array_equal(2 * h1, h2)  # proportional histograms: what a mean readout sees is the same
     assert explorer.last_figure is not None

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch08
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, stub
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, move, stub
 
 
 def test_activation_stats_explorer(ref):
-    ex = ch08.activation_stats_explorer(activation_stds=ref.activation_stds)
+    ex = build(ch08.activation_stats_explorer, ref)
     first = ex.readout.value
     assert "std at layer 20" in first and "he + relu" in first
     ex.controls["depth"].value = 5
@@ -32,7 +32,7 @@ def test_activation_stats_names_missing_function(ref):
 
 
 def test_optimizer_race(ref):
-    ex = ch08.optimizer_race_explorer(sgd_momentum_step=ref.sgd_momentum_step, adam_step=ref.adam_step)
+    ex = build(ch08.optimizer_race_explorer, ref)
     first = ex.readout.value
     assert "final loss after 50 steps" in first and "SGD" in first and "Adam" in first
     ex.controls["momentum"].value = 0.5
@@ -60,14 +60,12 @@ def test_optimizer_race_names_missing_function(ref, missing):
 
 
 def test_targets_explorer(ref):
-    ex = ch08.targets_explorer(cross_entropy=ref.cross_entropy, distillation_loss=ref.distillation_loss)
+    ex = build(ch08.targets_explorer, ref)
     first = ex.readout.value
     assert "teacher entropy" in first and "target entropy" in first
-    ex.controls["temperature"].value = 10.0
-    hot = ex.readout.value
+    hot = move(ex, temperature=10.0)
     assert hot != first
-    ex.controls["temperature"].value = 0.5
-    cold = ex.readout.value
+    cold = move(ex, temperature=0.5)
 
     def teacher_entropy(text):
         return float(text.split("teacher entropy ")[1].split(" ")[0])

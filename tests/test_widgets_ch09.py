@@ -2,41 +2,30 @@
 import numpy as np
 
 from dlcourse.widgets import ch09
-from tests.helpers import assert_each_missing_is_named, build, counting, number, student_functions, stub
-
-
-def recall_widget(ref, **replace):
-    return build(ch09.recall_explorer, ref, **replace)
-
-
-def capacity_widget(ref, **replace):
-    return build(ch09.capacity_explorer, ref, **replace)
+from tests.helpers import assert_each_missing_is_named, build, counting, move, number, stub, student_functions
 
 
 # ------------------------------------------------------------------ recall, sweep by sweep
 
 def test_recall_walks_down_the_energy_sweep_by_sweep(ref):
-    w = recall_widget(ref)
+    w = build(ch09.recall_explorer, ref)
     first = w.readout.value
     assert first.startswith("4 digits stored (load 0.062)"), first
     assert "recalled the stored digit" in first and "energy rose 0 times" in first
     sweeps = int(number(r"after (\d+) sweeps", first))
     assert sweeps >= 2
-    w.controls["sweep"].value = 0
-    start = w.readout.value
+    start = move(w, sweep=0)
     assert "sweep 0 of" in start and "14 bits off" in start
     e0 = number(r"sweep 0 of \d+: energy (-?[\d.]+)", start)
-    w.controls["sweep"].value = ch09.MAX_SWEEPS  # beyond the last sweep: shows the last one
-    end = w.readout.value
+    end = move(w, sweep=ch09.MAX_SWEEPS)  # beyond the last sweep: shows the last one
     assert f"sweep {sweeps} of {sweeps}" in end and " 0 bits off" in end
     assert number(r"sweep \d+ of \d+: energy (-?[\d.]+)", end) < e0
     assert w.last_figure is not None and w.last_render_seconds < 2.0
 
 
 def test_recall_fails_when_too_many_digits_are_stored(ref):
-    w = recall_widget(ref)
-    w.controls["stored"].value = ch09.MAX_STORED
-    text = w.readout.value
+    w = build(ch09.recall_explorer, ref)
+    text = move(w, stored=ch09.MAX_STORED)
     assert text.startswith("20 digits stored (load 0.312)") and "spurious state" in text, text
     assert "energy rose 0 times" in text
     w.controls["flipped"].value = 0  # even the stored digit itself is not a fixed point any more
@@ -60,7 +49,7 @@ def test_recall_trajectory_is_the_asynchronous_dynamics(ref):
 
 def test_recall_sweep_slider_is_served_from_the_cache(ref):
     calls = counting(ref.async_sweep)
-    w = recall_widget(ref, async_sweep=calls)
+    w = build(ch09.recall_explorer, ref, async_sweep=calls)
     before = len(calls.calls)
     for k in (0, 2, 1, 3):
         w.controls["sweep"].value = k
@@ -70,19 +59,18 @@ def test_recall_sweep_slider_is_served_from_the_cache(ref):
 def test_recall_names_the_missing_function(ref):
     assert_each_missing_is_named(ch09.recall_explorer, ref)
     for name in student_functions(ch09.recall_explorer):
-        assert recall_widget(ref, **{name: stub}).last_figure is None
+        assert build(ch09.recall_explorer, ref, **{name: stub}).last_figure is None
 
 
 # ------------------------------------------------------------------ capacity
 
 def test_capacity_readout_follows_n_and_the_estimate_falls_with_n(ref):
-    w = capacity_widget(ref)
+    w = build(ch09.capacity_explorer, ref)
     first = w.readout.value
     assert first.startswith("n = 120: at s = 17") and "(1 − p)^1000 = 0.028" in first, first
     estimates = {}
     for n in (100, 160, 200):
-        w.controls["n"].value = n
-        text = w.readout.value
+        text = move(w, n=n)
         assert text.startswith(f"n = {n}:") and text != first
         estimates[n] = number(r"\(1 − p\)\^n = ([\d.]+) stable", text)
         measured = number(r"measured at s = \d+: ([\d.]+) stable", text)
@@ -95,7 +83,7 @@ def test_capacity_readout_follows_n_and_the_estimate_falls_with_n(ref):
 
 def test_capacity_precomputes_every_n(ref):
     calls = counting(ref.stable_fraction)
-    w = capacity_widget(ref, stable_fraction=calls)
+    w = build(ch09.capacity_explorer, ref, stable_fraction=calls)
     built = len(calls.calls)
     assert built == ch09.TRIALS * sum(len(ch09._loads(n)) for n in ch09.N_VALUES)
     for n in ch09.N_VALUES:
@@ -120,13 +108,12 @@ def test_capacity_names_the_missing_function(ref):
 # ------------------------------------------------------------------ modern Hopfield
 
 def test_modern_hopfield_beta_goes_from_averaging_to_recall(ref):
-    w = ch09.modern_hopfield_explorer(modern_hopfield_update=ref.modern_hopfield_update)
+    w = build(ch09.modern_hopfield_explorer, ref)
     first = w.readout.value
     assert first.startswith("β = 0.05:") and "the query came from pattern 3" in first, first
     w.controls["beta"].value = 0.001
     assert number(r"1/Σp² = ([\d.]+)", w.readout.value) > 19.5      # a plain average of the 20 digits
-    w.controls["beta"].value = 10.0
-    sharp = w.readout.value
+    sharp = move(w, beta=10.0)
     assert "largest weight 1.000 on stored pattern 3" in sharp and number(r"1/Σp² = ([\d.]+)", sharp) < 1.01
     assert number(r"pattern 3: ([\d.]+)$", sharp) < 1e-3
     w.controls["damage"].value = "flip 16 bits"

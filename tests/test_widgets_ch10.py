@@ -4,17 +4,13 @@ import statistics
 import pytest
 
 from dlcourse.widgets import ch10
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, number, stub
+from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, needs, number, stub
 
 MOMENTUM_NEEDS = ("gradient_descent", "heavy_ball", "nesterov", "pl_rate_bound", "polyak_parameters")
 
 
-def momentum(ref, **replace):
-    return build(ch10.momentum_explorer, ref, **replace)
-
-
 def test_momentum_explorer(ref):
-    ex = momentum(ref)
+    ex = build(ch10.momentum_explorer, ref)
     first = ex.readout.value
     assert "κ = 20" in first and "after 60 steps" in first and "PL bound" in first and "diverged" not in first
     assert ex.last_figure is not None
@@ -31,7 +27,7 @@ def test_momentum_explorer(ref):
 
 
 def test_gradient_descent_diverges_beyond_2_over_L(ref):
-    ex = momentum(ref)
+    ex = build(ch10.momentum_explorer, ref)
     ex.controls["lr_times_L"].value = 1.9
     assert "gradient descent diverged" not in ex.readout.value and "> 2/L" not in ex.readout.value
     ex.controls["lr_times_L"].value = 2.2
@@ -42,7 +38,7 @@ def test_gradient_descent_within_pl_bound(ref):
     """At lr = 1/L the measured suboptimality of gradient descent is below Lemma 3.4's bound."""
     for kappa in (5.0, 50.0, 500.0):
         _, text = ch10.render_momentum(kappa, 1.0, 0.5, 100, False,
-                                       **{name: getattr(ref, name) for name in MOMENTUM_NEEDS})
+                                       **needs(ch10.momentum_explorer, ref))
         measured = number(r"gradient descent ([0-9.e+-]+) \(PL", text)
         bound = number(r"PL bound ([0-9.e+-]+)\)", text)
         assert measured <= bound
@@ -50,7 +46,7 @@ def test_gradient_descent_within_pl_bound(ref):
 
 def test_polyak_heavy_ball_beats_gradient_descent(ref):
     _, text = ch10.render_momentum(100.0, 1.0, 0.5, 200, True,
-                                   **{name: getattr(ref, name) for name in MOMENTUM_NEEDS})
+                                   **needs(ch10.momentum_explorer, ref))
     gd = number(r"gradient descent ([0-9.e+-]+) ", text)
     hb = number(r"\) ([0-9.e+-]+), Nesterov", text)
     assert hb < 1e-6 * gd
@@ -58,11 +54,11 @@ def test_polyak_heavy_ball_beats_gradient_descent(ref):
 
 @pytest.mark.parametrize("missing", MOMENTUM_NEEDS[:4])
 def test_momentum_names_missing_function(ref, missing):
-    assert_names_missing(momentum(ref, **{missing: stub}), missing)
+    assert_names_missing(build(ch10.momentum_explorer, ref, **{missing: stub}), missing)
 
 
 def test_momentum_polyak_parameters_missing_when_ticked(ref):
-    ex = momentum(ref, polyak_parameters=stub)
+    ex = build(ch10.momentum_explorer, ref, polyak_parameters=stub)
     assert "not written yet" not in ex.readout.value  # not needed until the box is ticked
     ex.controls["polyak"].value = True
     assert_names_missing(ex, "polyak_parameters")
@@ -70,7 +66,7 @@ def test_momentum_polyak_parameters_missing_when_ticked(ref):
 
 def test_momentum_runs_are_cached(ref):
     gd = counting(ref.gradient_descent)
-    ex = momentum(ref, gradient_descent=gd)
+    ex = build(ch10.momentum_explorer, ref, gradient_descent=gd)
     assert len(gd.calls) == 1
     ex.controls["kappa"].value = 100.0
     ex.controls["kappa"].value = 20.0
@@ -78,7 +74,7 @@ def test_momentum_runs_are_cached(ref):
 
 
 def test_noise_floor_explorer(ref):
-    ex = ch10.noise_floor_explorer(minibatch_sgd=ref.minibatch_sgd)
+    ex = build(ch10.noise_floor_explorer, ref)
     first = ex.readout.value
     assert "batch 4, lr 0.05" in first and "estimate for independent batches" in first
     assert ex.last_figure is not None
@@ -127,5 +123,5 @@ def _median_update_ms(ex):
 
 
 def test_renders_under_100_ms_median(ref):
-    assert _median_update_ms(momentum(ref)) < 100
-    assert _median_update_ms(ch10.noise_floor_explorer(minibatch_sgd=ref.minibatch_sgd)) < 100
+    assert _median_update_ms(build(ch10.momentum_explorer, ref)) < 100
+    assert _median_update_ms(build(ch10.noise_floor_explorer, ref)) < 100
