@@ -220,8 +220,8 @@ def feedback_html(result: SubmissionResult) -> str:
     nb = autograded_notebook(result) or nbformat.v4.new_notebook()
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result)))
     body, _ = _exporter().from_notebook_node(nb)
-    policy = f'<meta http-equiv="Content-Security-Policy" content="{escape(_EXPORTER[1])}">'
-    return scrub(body.replace("<head>", "<head>" + policy, 1))
+    policy = Markup('<meta http-equiv="Content-Security-Policy" content="{}">').format(_EXPORTER[1])
+    return scrub(body.replace("<head>", "<head>" + str(policy), 1))
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:

@@ -205,6 +205,7 @@ def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
     assert "$x^2$" in page  # math stays TeX, typeset by MathJax
     assert not RUNS_SCRIPT.search(page), RUNS_SCRIPT.search(page)
     assert "&lt;img src=x onerror=" in page  # the message is shown, as text
+    assert page.count("<head><meta http-equiv=\"Content-Security-Policy\" content=\"script-src ") == 1  # in <head>
     template_scripts = len(re.findall(r"<script", feedback_html(fake_result(untouched(CHAPTER)))))
     assert len(re.findall(r"<script", page)) == template_scripts
 
