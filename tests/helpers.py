@@ -2,6 +2,8 @@
 import inspect
 import re
 
+import pytest
+
 
 def counting(fn):
     """``fn`` with a list ``.calls`` that grows by one per call (a new function object each time)."""
@@ -71,3 +73,12 @@ def assert_each_missing_is_named(factory, ref, controls=None, **extra):
         for control, value in (controls or {}).items():
             widget.controls[control].value = value
         assert_names_missing(widget, name)
+
+
+def missing_function_test(factory, names=None, **extra):
+    """A test, parametrized over ``names`` (default: every student function of ``factory``): the widget
+    built with that function replaced by a stub names it in its readout."""
+    @pytest.mark.parametrize("missing", list(names or student_functions(factory)))
+    def test(ref, missing):
+        assert_names_missing(build(factory, ref, **{missing: stub}, **extra), missing)
+    return test

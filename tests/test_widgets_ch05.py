@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch05
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, move, numbers, stub
+from tests.helpers import assert_each_missing_is_named, build, missing_function_test, move, numbers
 
 
 def test_gradient_norms_follow_sigma(ref):
@@ -50,9 +50,7 @@ def test_lru_explorer_moves_with_ring(ref):
     assert 0.9 <= lo <= hi <= 0.95
 
 
-@pytest.mark.parametrize("missing", ["lru_init", "lru_eigenvalues", "linear_scan"])
-def test_lru_explorer_names_missing_function(ref, missing):
-    assert_names_missing(build(ch05.lru_explorer, ref, **{missing: stub}), missing)
+test_lru_explorer_names_missing_function = missing_function_test(ch05.lru_explorer)
 
 
 def test_lstm_gates_follow_forget_bias(ref):

@@ -2,10 +2,9 @@
 import re
 
 import numpy as np
-import pytest
 
 from dlcourse.widgets import ch07
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, move, number, stub
+from tests.helpers import assert_each_missing_is_named, build, counting, missing_function_test, move, number
 
 
 def test_karate_graph_is_fixed():
@@ -48,9 +47,7 @@ def test_oversmoothing(ref):
     assert number(r"features ([\d.e+-]+) \(", explorer.readout.value) < e10
 
 
-@pytest.mark.parametrize("missing", ["normalized_adjacency", "dirichlet_energy"])
-def test_oversmoothing_stub(ref, missing):
-    assert_names_missing(build(ch07.oversmoothing_explorer, ref, **{missing: stub}), missing)
+test_oversmoothing_stub = missing_function_test(ch07.oversmoothing_explorer)
 
 
 def test_karate_gcn(ref):
@@ -125,6 +122,4 @@ def test_wl_refinement(ref):
     assert explorer.last_figure is not None
 
 
-@pytest.mark.parametrize("missing", ["wl_colors", "wl_distinguishes"])
-def test_wl_refinement_stub(ref, missing):
-    assert_names_missing(build(ch07.wl_refinement_explorer, ref, **{missing: stub}), missing)
+test_wl_refinement_stub = missing_function_test(ch07.wl_refinement_explorer)

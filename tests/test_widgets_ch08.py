@@ -1,9 +1,8 @@
 """The widgets of ch08_tricks: controls change the readout; unwritten functions are named."""
 import numpy as np
-import pytest
 
 from dlcourse.widgets import ch08
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, move, stub
+from tests.helpers import assert_each_missing_is_named, build, counting, missing_function_test, move
 
 
 def test_activation_stats_explorer(ref):
@@ -54,9 +53,7 @@ def test_optimizer_race_momentum_beats_sgd(ref):
     assert float(losses["momentum 0.80"]) < float(losses["SGD"])
 
 
-@pytest.mark.parametrize("missing", ["sgd_momentum_step", "adam_step"])
-def test_optimizer_race_names_missing_function(ref, missing):
-    assert_names_missing(build(ch08.optimizer_race_explorer, ref, **{missing: stub}), missing)
+test_optimizer_race_names_missing_function = missing_function_test(ch08.optimizer_race_explorer)
 
 
 def test_targets_explorer(ref):
@@ -75,9 +72,7 @@ def test_targets_explorer(ref):
     assert ex.readout.value != before and "ε = 0.5" in ex.readout.value
 
 
-@pytest.mark.parametrize("missing", ["cross_entropy", "distillation_loss"])
-def test_targets_names_missing_function(ref, missing):
-    assert_names_missing(build(ch08.targets_explorer, ref, **{missing: stub}), missing)
+test_targets_names_missing_function = missing_function_test(ch08.targets_explorer)
 
 
 def test_activation_stats_scheme_change_is_served_from_cache(ref):
@@ -123,9 +118,7 @@ def test_recipe_explorer(ref):
     assert cache.misses == 2 and cache.hits >= 10  # the runs and the figure, each built once
 
 
-@pytest.mark.parametrize("missing", RECIPE)
-def test_recipe_explorer_names_missing_function(ref, missing):
-    assert_names_missing(build(ch08.recipe_explorer, ref, **{missing: stub}, epochs=1, inits=("he",)), missing)
+test_recipe_explorer_names_missing_function = missing_function_test(ch08.recipe_explorer, epochs=1, inits=("he",))
 
 
 def test_recipe_gradient_check(ref):

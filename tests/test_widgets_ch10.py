@@ -1,10 +1,9 @@
 """The widgets of ch10_optimization: controls change the readout; unwritten functions are named; renders are fast."""
 import statistics
 
-import pytest
-
 from dlcourse.widgets import ch10
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, counting, needs, number, stub
+from tests.helpers import (assert_each_missing_is_named, assert_names_missing, build, counting, missing_function_test,
+                           needs, number, stub)
 
 MOMENTUM_NEEDS = ("gradient_descent", "heavy_ball", "nesterov", "pl_rate_bound", "polyak_parameters")
 
@@ -52,9 +51,7 @@ def test_polyak_heavy_ball_beats_gradient_descent(ref):
     assert hb < 1e-6 * gd
 
 
-@pytest.mark.parametrize("missing", MOMENTUM_NEEDS[:4])
-def test_momentum_names_missing_function(ref, missing):
-    assert_names_missing(build(ch10.momentum_explorer, ref, **{missing: stub}), missing)
+test_momentum_names_missing_function = missing_function_test(ch10.momentum_explorer, MOMENTUM_NEEDS[:4])
 
 
 def test_momentum_polyak_parameters_missing_when_ticked(ref):
