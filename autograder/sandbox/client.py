@@ -173,7 +173,8 @@ class Sandbox:
                 raise self._kill(SandboxError(f"the student's process broke the protocol: {exc}", "protocol"))
 
     def _serve_callback(self, header, buffers) -> None:
-        if protocol.operation(header, protocol.GRADER) is not protocol.CALLBACK or header.get("id") not in self.callbacks:
+        op = protocol.operation(header, protocol.GRADER)
+        if op is not protocol.CALLBACK or header.get("id") not in self.callbacks:
             raise wire.WireError("unexpected request from the sandbox")
         dec = self.decoder(buffers)
         function = self.callbacks[header["id"]]
