@@ -231,3 +231,18 @@ def test_recording_and_sandbox_monitors_are_scoped():
     with testing.sandbox_monitors() as Watch:
         assert _thread.start_new_thread is not start and Watch is testing.Watch
     assert _thread.start_new_thread is start
+
+
+def test_every_operation_round_trips(box):
+    """Each operation of the table, through the proxies: call, callback, getattr, operator, isinstance, run, release."""
+    box.run_cell("class V:\n    def __init__(self, x):\n        self.x = x\n    def __add__(self, other):\n"
+                 "        return V(self.x + other.x)\n    def norm(self):\n        return abs(self.x)\n"
+                 "def apply(g, x):\n    return g(x) + 1\n", "ops")
+    V, apply = box.function("V"), box.function("apply")
+    assert apply(lambda x: 2 * x, 3) == 7, "the sandbox calls back into the test's function"
+    v = V(-2) + V(-1)
+    assert isinstance(v, V) and v.x == -3 and v.norm() == 3
+    assert box.run_driver("def drive(V, n):\n    return [V(i).norm() for i in range(n)]\n", "drive", (V, 3), {}) \
+        == [0, 1, 2]
+    box.release()
+    assert box.handles == {} and box.callbacks == {}
