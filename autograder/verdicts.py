@@ -27,7 +27,7 @@ LIMIT_MESSAGES = {
 
 
 class Recorder:
-    """Installed as ``dlcourse.testing._recorder`` while a test cell runs here."""
+    """What ``dlcourse.testing.recording`` reports a test cell's checks to while it runs here."""
 
     def __init__(self, sandbox, hidden_ranges):
         self.sandbox = sandbox
@@ -69,20 +69,18 @@ def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_n
     namespace.update({name: RemoteFunction(sandbox, name) for name in graded_names})
     error = None
     status = "ok"
-    testing._recorder = recorder
     sandbox.deadline = time.monotonic() + seconds
     filename = f"<{grade_id}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # drivers' source
     try:
-        with contextlib.redirect_stdout(io.StringIO()):  # a test cell's prints are for the student's kernel
+        # a test cell's prints are for the student's kernel
+        with testing.recording(recorder), contextlib.redirect_stdout(io.StringIO()):
             exec(compile(source, filename, "exec"), namespace)
     except SandboxError as exc:
         status, error = exc.kind, LIMIT_MESSAGES.get(exc.kind, str(exc))
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks
         error = testing.describe(exc)
     finally:
-        testing._recorder = None
-        testing._monitors.clear()
         sandbox.deadline = None
     if sandbox.dead is not None and status == "ok":
         status = sandbox.dead.kind
