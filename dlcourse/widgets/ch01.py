@@ -18,7 +18,7 @@ from matplotlib.ticker import NullLocator
 
 from dlcourse.data import linearly_separable
 
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, frozen
 
 __all__ = [
     "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_steps_explorer",
@@ -213,8 +213,7 @@ def _fractions(cover_count, n):
     s = np.arange(1, COVER_RATIO * n + 1)
     frac = np.array([int(cover_count(int(k), int(n))) / 2 ** int(k) for k in s])
     ratio = s / n
-    ratio.flags.writeable = frac.flags.writeable = False
-    return ratio, frac
+    return frozen((ratio, frac))
 
 
 def render_cover(n, *, cover_count, cache=None):
@@ -330,10 +329,7 @@ def _boosting_curves(adaboost_step):
     single = int(np.sum(best_stump(x, y, np.full(len(x), 1.0 / len(x)))[2] != y))
     out = dict(stumps=stumps, history=history, votes_grid=votes_grid, errors=errors, prod_Z=prod_Z,
                exp_bound=exp_bound, abs_alpha=np.cumsum(np.abs(alphas)), single=single)
-    for value in out.values():
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-    return out
+    return frozen(out)
 
 
 def _adaboost_figure(c):

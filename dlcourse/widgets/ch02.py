@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import hsv_to_rgb
 
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, frozen
 
 __all__ = [
     "TARGETS", "render_interpolant", "interpolant_explorer",
@@ -18,12 +18,6 @@ __all__ = [
     "tent", "sawtooth", "grid_piece_count", "telgarsky_l1_bound", "best_shallow_fit",
     "render_sawtooth", "sawtooth_explorer",
 ]
-
-
-def _frozen(array):
-    array = np.asarray(array, dtype=float)
-    array.flags.writeable = False
-    return array
 
 
 # ------------------------------------------------------------------ the interpolant of a target
@@ -56,8 +50,8 @@ def _interpolant_error(target, width, relu_interpolant, mlp_forward, grid):
 
 def _sup_error_curve(target, relu_interpolant, mlp_forward, grid):
     """Sup error of the interpolant for every width 1..MAX_WIDTH (independent of the width slider)."""
-    return _frozen([_interpolant_error(target, int(w), relu_interpolant, mlp_forward, grid)[2]
-                    for w in range(1, MAX_WIDTH + 1)])
+    return frozen(np.array([_interpolant_error(target, int(w), relu_interpolant, mlp_forward, grid)[2]
+                            for w in range(1, MAX_WIDTH + 1)], dtype=float))
 
 
 def _hinge_polyline(W1, b1, W2, a, b):
@@ -203,8 +197,7 @@ def _regions_picture(layers, units, depth, seed, activation_patterns, resolution
     sat = rng.uniform(0.35, 0.75, n_ids)
     palette = hsv_to_rgb(np.column_stack([hues, sat, np.full(n_ids, 0.95)]))
     image = np.round(255 * palette[ids]).astype(np.uint8).reshape(resolution, resolution, 3)  # small to keep
-    image.flags.writeable = False
-    return count, image
+    return count, frozen(image)
 
 
 def _regions_figure(box):
@@ -360,10 +353,7 @@ def _sawtooth_data(depth, sawtooth_network, deep_forward, relu_interpolant, coun
     errors = np.array([best_shallow_fit(depth, m, deep)[1] for m in widths])
     out = dict(layers=len(layers), units=units, x=x, deep=deep, pieces=pieces, widths=widths, errors=errors,
                bounds=np.array([telgarsky_l1_bound(depth, m) for m in widths]))
-    for value in out.values():
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-    return out
+    return frozen(out)
 
 
 def _sawtooth_figure():

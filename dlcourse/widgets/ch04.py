@@ -136,18 +136,14 @@ def train_digits_recipe(model, epochs: int = 30, augment: bool = False) -> float
         torch.set_num_threads(threads)
 
 
-_TRAINED: dict = {}
-
-
+@functools.lru_cache(maxsize=8)
 def trained_digits_cnn(build_digits_cnn):
-    """``(model, test_accuracy)``: ``build_digits_cnn()`` trained once by the recipe (cached per builder)."""
-    if build_digits_cnn not in _TRAINED:
-        import torch
-        torch.manual_seed(0)
-        model = build_digits_cnn()
-        accuracy = train_digits_recipe(model)
-        _TRAINED[build_digits_cnn] = (model, accuracy)
-    return _TRAINED[build_digits_cnn]
+    """``(model, test_accuracy)``: ``build_digits_cnn()`` trained once by the recipe (cached per builder:
+    the notebook's cell and the feature-map widget share the one training)."""
+    import torch
+    torch.manual_seed(0)
+    model = build_digits_cnn()
+    return model, train_digits_recipe(model)
 
 
 # ------------------------------------------------------------------ kernel explorer

@@ -31,7 +31,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
 
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, frozen
 
 __all__ = [
     "karate_graph", "draw_graph", "train_karate_gcn",
@@ -58,10 +58,7 @@ def karate_graph():
     graph = nx.from_numpy_array(A)
     layout = nx.spring_layout(graph, seed=LAYOUT_SEED)
     pos = np.array([layout[i] for i in range(len(A))])
-    A.setflags(write=False)
-    factions.setflags(write=False)
-    pos.setflags(write=False)
-    return A, factions, pos
+    return frozen((A, factions, pos))
 
 
 def _edges(A):
@@ -280,30 +277,28 @@ WL_TITLES = {
     "star vs triangle + isolated node": ("star", "triangle + isolated node"),
     "one vs two copies of a molecule": ("one copy (2 rings, 1 chain)", "two copies"),
 }
-_WL_LAYOUTS: dict = {}
 
 
-def _wl_layout(A):
-    """Each connected component laid out on its own (Kamada-Kawai), components side by side in a grid."""
-    key = A.tobytes()
-    if key not in _WL_LAYOUTS:
-        import networkx as nx
-        graph = nx.from_numpy_array(A)
-        components = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
-        columns = int(np.ceil(np.sqrt(len(components))))
-        pos = np.zeros((len(A), 2))
-        for k, nodes in enumerate(components):
-            if len(nodes) == 1:
-                local = np.zeros((1, 2))
-            else:
-                layout = nx.kamada_kawai_layout(graph.subgraph(nodes))
-                local = np.array([layout[i] for i in nodes], dtype=float)
-                local -= local.mean(axis=0)
-                local /= max(np.abs(local).max(), 1e-9) * 2.6
-            pos[nodes] = local + np.array([k % columns, -(k // columns)], dtype=float)
-        pos.setflags(write=False)
-        _WL_LAYOUTS[key] = pos
-    return _WL_LAYOUTS[key]
+@functools.cache
+def _wl_layout(pair, side):
+    """Graph ``side`` (0 or 1) of ``pair``: each connected component laid out on its own (Kamada-Kawai),
+    components side by side in a grid."""
+    import networkx as nx
+    A = WL_PAIRS[pair][side]
+    graph = nx.from_numpy_array(A)
+    components = sorted((sorted(c) for c in nx.connected_components(graph)), key=lambda c: c[0])
+    columns = int(np.ceil(np.sqrt(len(components))))
+    pos = np.zeros((len(A), 2))
+    for k, nodes in enumerate(components):
+        if len(nodes) == 1:
+            local = np.zeros((1, 2))
+        else:
+            layout = nx.kamada_kawai_layout(graph.subgraph(nodes))
+            local = np.array([layout[i] for i in nodes], dtype=float)
+            local -= local.mean(axis=0)
+            local /= max(np.abs(local).max(), 1e-9) * 2.6
+        pos[nodes] = local + np.array([k % columns, -(k // columns)], dtype=float)
+    return frozen(pos)
 
 
 def _wl_result(wl_colors, wl_distinguishes, pair, rounds):
@@ -326,8 +321,8 @@ def _wl_figure(pair):
     axes = fig.subplots(1, 2)
     fig.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
     scatters = []
-    for ax, A, name in zip(axes, WL_PAIRS[pair], WL_TITLES[pair]):
-        scatters.append(draw_graph(ax, A, _wl_layout(A), np.zeros(len(A)), cmap="tab10", vmin=0, vmax=9, size=110))
+    for side, (ax, A, name) in enumerate(zip(axes, WL_PAIRS[pair], WL_TITLES[pair])):
+        scatters.append(draw_graph(ax, A, _wl_layout(pair, side), np.zeros(len(A)), cmap="tab10", vmin=0, vmax=9, size=110))
         ax.set_title(name, fontsize=9)
     return {"fig": fig, "scatters": scatters}
 
@@ -398,29 +393,23 @@ def train_karate_gcn(Ahat, labels, labelled, epochs=GCN_EPOCHS, hidden=16, lr=0.
     return {"probs": np.stack(probs), "loss": np.array(losses)}
 
 
-_GCN_CACHE: dict = {}
-
-
 def _trained(train_gcn, Ahat, factions, epochs):
-    key = (id(train_gcn), hashlib.sha1(np.ascontiguousarray(Ahat).tobytes()).hexdigest(), epochs)
-    if key not in _GCN_CACHE:
-        history = train_gcn(Ahat, np.array(factions), list(LABELLED), epochs=epochs)
-        probs = np.asarray(history["probs"], dtype=float)
-        if probs.shape[0] != epochs + 1:
-            raise ValueError(f"train_gcn returned {probs.shape[0]} snapshots, expected epochs + 1 = {epochs + 1}")
-        if len(_GCN_CACHE) > 8:
-            _GCN_CACHE.clear()
-        _GCN_CACHE[key] = (train_gcn, probs, np.asarray(history["loss"], dtype=float))
-    return _GCN_CACHE[key][1:]
+    history = train_gcn(Ahat, np.array(factions), list(LABELLED), epochs=epochs)
+    probs = np.asarray(history["probs"], dtype=float)
+    if probs.shape[0] != epochs + 1:
+        raise ValueError(f"train_gcn returned {probs.shape[0]} snapshots, expected epochs + 1 = {epochs + 1}")
+    return frozen((probs, np.asarray(history["loss"], dtype=float)))
 
 
-def render_karate_gcn(epoch, *, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS):
+def render_karate_gcn(epoch, *, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS, cache=None):
     """Predictions of the semi-supervised GCN after ``epoch`` epochs (training cached per Ahat)."""
     A, factions, pos = karate_graph()
     Ahat = np.asarray(normalized_adjacency(A.copy()), dtype=float)
     if Ahat.shape != A.shape:
         raise ValueError(f"normalized_adjacency(A) has shape {Ahat.shape}, expected {A.shape}")
-    probs, losses = _trained(train_gcn or train_karate_gcn, Ahat, factions, int(epochs))
+    train_gcn = train_gcn or train_karate_gcn
+    key = ("gcn", train_gcn, hashlib.sha1(np.ascontiguousarray(Ahat).tobytes()).hexdigest(), int(epochs))
+    probs, losses = cached(cache, key, lambda: _trained(train_gcn, Ahat, factions, int(epochs)))
     epoch = int(np.clip(epoch, 0, epochs))
     p1 = probs[epoch][:, 1]
     predicted = probs[epoch].argmax(axis=1)

@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, frozen
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
@@ -41,8 +41,7 @@ _STYLES = {"lecun": "--", "xavier": ":", "he": "-."}
 def _stds(activation_stds, depth, width, scheme, activation, n_samples, seed):
     stds = np.array(activation_stds(depth, width, scheme, activation, np.random.default_rng(seed),
                                     n_samples=n_samples), dtype=float)
-    stds.flags.writeable = False
-    return stds
+    return frozen(stds)
 
 
 def render_activation_stats(scheme, activation, depth, *, activation_stds, width=64, n_samples=256, seed=0,

@@ -19,7 +19,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .explorer import Explorer, RenderCache, cached
+from .explorer import Explorer, RenderCache, cached, frozen
 
 __all__ = [
     "binarised_digits", "distinct_digits", "recall_bank", "corrupt",
@@ -40,10 +40,7 @@ def _digits():
     from sklearn.datasets import load_digits
     digits = load_digits()
     B = np.where(digits.data > digits.data.mean(axis=0), 1.0, -1.0)
-    B.flags.writeable = False
-    labels = digits.target.copy()
-    labels.flags.writeable = False
-    return B, labels
+    return frozen((B, digits.target.copy()))
 
 
 def binarised_digits():

@@ -18,7 +18,7 @@ import numpy as np
 
 from matplotlib.ticker import MaxNLocator
 
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, frozen
 
 
 def _plain_log_axis(axis, ticks):
@@ -81,9 +81,7 @@ def _runs(kappa, lr, beta, steps, polyak, gradient_descent, heavy_ball, nesterov
                  "heavy ball": np.asarray(heavy_ball(grad, theta0.copy(), float(hb_lr), float(hb_beta), steps),
                                           dtype=float),
                  "Nesterov": np.asarray(nesterov(grad, theta0.copy(), lr, beta, steps), dtype=float)}
-    for path in paths.values():
-        path.flags.writeable = False
-    return paths, (float(hb_lr), float(hb_beta))
+    return frozen(paths), (float(hb_lr), float(hb_beta))
 
 
 def _momentum_figure():
@@ -189,8 +187,7 @@ def noise_problem():
     r = X @ theta_star - y
     per_example = X * r[:, None]                  # gradients of the examples' losses at θ* (they average to 0)
     trace_sigma = float(np.mean(np.sum(per_example ** 2, axis=1)))
-    for a in (X, y):
-        a.flags.writeable = False
+    frozen((X, y))
     return X, y, float(0.5 * np.mean(r ** 2)), trace_sigma
 
 
@@ -205,8 +202,7 @@ def _excess(minibatch_sgd, batch_size, lr, seed):
         raise ValueError(f"minibatch_sgd returned shape {losses.shape}, expected ({epochs * per_epoch},): "
                          "one loss per step")
     excess = losses[:NOISE_STEPS] - h_star
-    excess.flags.writeable = False
-    return excess
+    return frozen(excess)
 
 
 def _noise_figure():

@@ -230,6 +230,19 @@ class RenderCache:
         return value
 
 
+def frozen(value):
+    """``value`` with its NumPy arrays made read-only (an array, or the arrays in a tuple, list or dict's
+    values): what a cache keeps is shared by every later render, which must not change it."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            frozen(item)
+    elif isinstance(value, dict):
+        frozen(list(value.values()))
+    return value
+
+
 def cached(cache, key, compute):
     """``compute()``, kept in ``cache`` under ``key`` when a cache is given."""
     return compute() if cache is None else cache.get(key, compute)
