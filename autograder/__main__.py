@@ -93,7 +93,8 @@ def main(argv=None) -> int:
 
 
 def _grade(args) -> int:
-    from .classroom import UsageError as GradeUsageError, grade_class
+    from .classroom import UsageError as GradeUsageError
+    from .classroom import grade_class
     try:
         grade_class(args.submissions, args.out, args.jobs, args.scheduler, args.unsafe_no_isolation)
     except GradeUsageError as exc:

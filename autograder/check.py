@@ -1,4 +1,5 @@
-"""A full check of one notebook, for self-learners: ``make check NOTEBOOK=course/ch01_perceptron/ch01_perceptron.ipynb``.
+"""A full check of one notebook, for self-learners:
+``make check NOTEBOOK=course/ch01_perceptron/ch01_perceptron.ipynb``.
 
     python -m autograder check [--json] NOTEBOOK
 
@@ -94,8 +95,8 @@ def check(path) -> SubmissionResult:
     if not path.is_file():
         raise SelfCheckError(f"{path}: no such notebook")
     chapter = chapter_of(path.resolve())
-    from .sandbox.isolation import probe
     from .job import grade_submission
+    from .sandbox.isolation import probe
     # your own code, checked for you: where no sandbox can be made (Binder), it runs without one
     unsafe = probe() is not None
     result = grade_submission({"student": "you", "assignment": chapter, "notebook": path.name,

@@ -135,6 +135,7 @@ def _init_worker():
     except ImportError:
         pass
     import dlcourse.testing  # noqa: F401
+
     from .sandbox.process import font_cache as _font_cache
     _font_cache()
 
@@ -192,6 +193,7 @@ def _run_local(tasks: list[dict], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
     from multiprocessing.connection import wait
+
     from .sandbox.process import DEFAULT_LIMITS
     limits = {**DEFAULT_LIMITS, **json.loads(os.environ.get("AUTOGRADER_LIMITS") or "{}")}
     hard_limit = limits["notebook_seconds"] + HARD_LIMIT_MARGIN

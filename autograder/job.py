@@ -16,10 +16,10 @@ import time
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .sandbox.client import Sandbox, SandboxError
 from .course import Chapter, grade_id, graded_names, read, release_path, role
-from .sanitize import sanitize
 from .result import PLACEHOLDER, CellVerdict, ManualAnswer, SubmissionResult
+from .sandbox.client import Sandbox, SandboxError
+from .sanitize import sanitize
 from .verdicts import LIMIT_MESSAGES, grade_test_cell
 
 PRELUDE = '''

@@ -31,10 +31,15 @@ from pathlib import Path
 
 import nbformat
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    IgnorePattern,
+    LimitOutput,
+    NbGraderPreprocessor,
+    SaveAutoGrades,
+)
 from traitlets import Bool
-
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput,
-                                    NbGraderPreprocessor, SaveAutoGrades)
 
 from .course import grade_id, role, split_hidden
 
@@ -73,11 +78,11 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from .classroom import _init_worker
-        from .sandbox.process import DEFAULT_LIMITS  # noqa: F401 - fail early when the grader is incomplete
-        from .sandbox.isolation import probe
         from .job import grade_submission
         from .outputs import _checks_html, _checks_text
         from .result import CellVerdict
+        from .sandbox.isolation import probe
+        from .sandbox.process import DEFAULT_LIMITS  # noqa: F401 - fail early when the grader is incomplete
 
         info = resources.get("nbgrader") or {}
         assignment, student = info.get("assignment"), info.get("student")

@@ -14,10 +14,10 @@ import time
 
 from dlcourse import testing
 
-from .sandbox.client import SandboxError
-from .sandbox.proxies import RemoteFunction
 from .course import count_checks, split_hidden
 from .result import CellVerdict, Check
+from .sandbox.client import SandboxError
+from .sandbox.proxies import RemoteFunction
 
 LIMIT_MESSAGES = {
     "timeout": "stopped: the time limit was reached (an endless loop, or far too slow?)",

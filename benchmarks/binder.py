@@ -157,7 +157,8 @@ def main(argv=None) -> int:
         print(f"  {'on ' if state[name] else 'off'}  {name}")
     results = []
     for chapter in selected:
-        print(f"[binder] {chapter} on 1 CPU, {MEMORY_BYTES // 2**20} MB of address space ...", file=sys.stderr, flush=True)
+        print(f"[binder] {chapter} on 1 CPU, {MEMORY_BYTES // 2**20} MB of address space ...",
+              file=sys.stderr, flush=True)
         results.append(run_chapter(venv, chapter))
     over = [r for r in results if not r["ok"] or r["seconds"] > BUDGET_SECONDS]
     print(f"\nChapters under Binder's limits (1 CPU: taskset -c 0; {MEMORY_BYTES // 2**20} MB address space: "

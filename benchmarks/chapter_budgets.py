@@ -32,8 +32,18 @@ import threading
 import time
 import traceback
 
-from .common import (ROOT, chapters_option, fmt, machine, median, print_load_warning, selected_chapters,
-                     setup_process_env, table, write_json)
+from .common import (
+    ROOT,
+    chapters_option,
+    fmt,
+    machine,
+    median,
+    print_load_warning,
+    selected_chapters,
+    setup_process_env,
+    table,
+    write_json,
+)
 
 BUDGET_SECONDS = 60.0
 BUDGET_MB = 1536.0
@@ -92,6 +102,7 @@ def _cell_seconds(cell) -> float | None:
 
 def execute_chapter(chapter: str, timeout: int) -> dict:
     import nbclient
+
     from autograder.course import read, source_path
 
     nb = read(source_path(chapter))

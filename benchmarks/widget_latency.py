@@ -32,8 +32,17 @@ import statistics
 import sys
 import time
 
-from .common import (RESULTS, ROOT, chapters_option, machine, print_load_warning, selected_chapters,
-                     setup_process_env, table, write_json)
+from .common import (
+    RESULTS,
+    ROOT,
+    chapters_option,
+    machine,
+    print_load_warning,
+    selected_chapters,
+    setup_process_env,
+    table,
+    write_json,
+)
 
 BUDGET_MEDIAN_MS = {2: 100.0, 1: 200.0}
 BUDGET_WORST_MS = {2: 300.0}
@@ -169,7 +178,8 @@ def controls_of(root) -> list[tuple[str, object]]:
                     "(h, prev) => h.closest('.noUi-target') === prev.closest('.noUi-target')",
                     items.nth(i - 1).element_handle()):
                 continue  # the second handle of a range slider
-            if item.evaluate("e => !!(e.disabled || e.getAttribute('disabled') !== null || e.closest('.mod-disabled'))"):
+            disabled = "e => !!(e.disabled || e.getAttribute('disabled') !== null || e.closest('.mod-disabled'))"
+            if item.evaluate(disabled):
                 continue
             found.append((kind, item))
     return found
@@ -396,7 +406,7 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
                         _open_and_run(page, lab, chapter)
                         page.wait_for_timeout(500)
                         results[chapter] = measure_chapter(page, moves, all_controls)
-                    except BaseException as exc:  # noqa: BLE001 - pytest.fail is a BaseException
+                    except BaseException as exc:
                         if isinstance(exc, KeyboardInterrupt):
                             raise
                         results[chapter] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}", "widgets": []}

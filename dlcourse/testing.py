@@ -136,7 +136,8 @@ def assert_close(actual, expected, *, rtol=1e-6, atol=1e-9, name="the result", h
         actual_arr = np.asarray(actual)
         if actual_arr.dtype == object:
             raise TypeError
-        actual_arr = actual_arr.astype(np.result_type(actual_arr, float) if not np.iscomplexobj(actual_arr) else complex)
+        as_type = complex if np.iscomplexobj(actual_arr) else np.result_type(actual_arr, float)
+        actual_arr = actual_arr.astype(as_type)
     except (TypeError, ValueError):
         raise AssertionError(f"{name} should be numeric, got {type(actual).__name__}.{_hint(hint)}") from None
     if actual_arr.shape != expected_arr.shape:

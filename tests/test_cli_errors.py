@@ -18,8 +18,8 @@ import nbformat
 import pytest
 
 from autograder import submissions
-from autograder.course import ROOT
 from autograder.check import SelfCheckError, chapter_of
+from autograder.course import ROOT
 
 CHAPTER, OTHER = "ch01_perceptron", "ch02_universal_approximation"
 

@@ -104,7 +104,8 @@ def course(tmp_path_factory):
     now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
     due = now.replace(microsecond=0) + datetime.timedelta(seconds=1)
     teacher("db", "assignment", "add", CHAPTER, f"--duedate={due.isoformat(sep=' ')} UTC")
-    time.sleep(max(0.0, (due - datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)).total_seconds()) + 0.1)
+    until_due = due - datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    time.sleep(max(0.0, until_due.total_seconds()) + 0.1)
     bob.save(submissions.filled(CHAPTER, {WRONG[0]: WRONG[1]}))  # after the due date, one mistake
     bob.run("submit", CHAPTER)
 
@@ -195,6 +196,7 @@ def _make_grade_result(course, student):
 
 def test_stock_autograde_only_by_an_explicit_switch(monkeypatch):
     from traitlets.config import Config
+
     from autograder import nbgrader_plugin
     monkeypatch.delenv(nbgrader_plugin.STOCK_SWITCH, raising=False)
     c = Config()

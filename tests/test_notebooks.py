@@ -2,7 +2,6 @@
 import os
 import time
 
-import nbformat
 import pytest
 from nbclient import NotebookClient
 

@@ -1,12 +1,24 @@
 """course/ is generated from solutions/, is fresh, and gives nothing away; sources are stored clean."""
 import re
-from pathlib import Path
 
 import pytest
 
 from autograder import release
-from autograder.course import (COURSE, HIDDEN_BEGIN, HIDDEN_END, ROOT, SOLUTION_REGION, Chapter, chapters,
-                                  grade_id, read, release_path, role, source_path, split_hidden)
+from autograder.course import (
+    COURSE,
+    HIDDEN_BEGIN,
+    HIDDEN_END,
+    ROOT,
+    SOLUTION_REGION,
+    Chapter,
+    chapters,
+    grade_id,
+    read,
+    release_path,
+    role,
+    source_path,
+    split_hidden,
+)
 
 CHAPTERS = chapters()
 SYLLABUS = ROOT.parent / "shared" / "SYLLABUS.md"

@@ -173,6 +173,7 @@ def test_check_my_work_with_an_explicit_path_shows_a_table(notebooks, results, h
     import html
 
     from markupsafe import escape
+
     from dlcourse.selfcheck import render_html
     result = results["untouched"]
     markup = render_html(result, notebooks["untouched"])
@@ -237,6 +238,7 @@ def test_check_inside_the_repository_itself():
     """A learner on Binder checks course/<chapter>/<chapter>.ipynb in place: the sandbox must still work."""
     import subprocess
     import sys
+
     from autograder.course import ROOT, release_path
     chapter = "ch02_universal_approximation"
     proc = subprocess.run([sys.executable, "-m", "autograder", "check", "--json", str(release_path(chapter))],

@@ -4,7 +4,6 @@ import numpy as np
 from dlcourse.widgets import ch09
 from tests.helpers import assert_each_missing_is_named, build, counting, move, number, stub, student_functions
 
-
 # ------------------------------------------------------------------ recall, sweep by sweep
 
 def test_recall_walks_down_the_energy_sweep_by_sweep(ref):

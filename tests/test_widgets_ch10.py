@@ -2,8 +2,16 @@
 import statistics
 
 from dlcourse.widgets import ch10
-from tests.helpers import (assert_each_missing_is_named, assert_names_missing, build, counting, missing_function_test,
-                           needs, number, stub)
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_names_missing,
+    build,
+    counting,
+    missing_function_test,
+    needs,
+    number,
+    stub,
+)
 
 MOMENTUM_NEEDS = ("gradient_descent", "heavy_ball", "nesterov", "pl_rate_bound", "polyak_parameters")
 

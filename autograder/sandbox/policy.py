@@ -86,7 +86,7 @@ def install_audit_hook(workdir: str, watch_functions: tuple) -> None:
                 return  # an already-open file descriptor: we opened it or it is inherited-free
             try:
                 path = realpath(fspath(target))
-            except Exception:
+            except Exception:  # noqa: BLE001 - whatever the path is, the event is denied
                 raise Denied(f"sandbox: {event} denied") from None
             write = event != "open" or (len(args) > 1 and isinstance(args[1], str) and any(
                 c in args[1] for c in "wax+")) or (len(args) > 2 and isinstance(args[2], int) and args[2] & 0o3)

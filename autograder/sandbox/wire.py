@@ -68,7 +68,8 @@ class Encoder:
         if isinstance(value, int) and not isinstance(value, bool):
             return value if abs(value) < 2 ** 53 else {"$": "bigint", "v": str(value)}
         if isinstance(value, float):
-            return {"$": "float", "v": repr(value)} if value != value or value in (float("inf"), float("-inf")) else value
+            special = value != value or value in (float("inf"), float("-inf"))  # NaN and infinities: not JSON
+            return {"$": "float", "v": repr(value)} if special else value
         if isinstance(value, complex):
             return {"$": "complex", "re": self(value.real), "im": self(value.imag)}
         if isinstance(value, (bytes, bytearray)):

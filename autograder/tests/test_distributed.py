@@ -1,5 +1,4 @@
 """The same command grades through a Dask cluster, with the same per-cell scores as local processes."""
-import os
 import subprocess
 
 import pytest

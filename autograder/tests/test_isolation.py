@@ -4,8 +4,8 @@ import subprocess
 
 import nbformat
 
-from autograder.sandbox import isolation
 from autograder.course import ROOT, chapters
+from autograder.sandbox import isolation
 from autograder.submissions import reference
 
 

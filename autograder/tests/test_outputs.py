@@ -16,10 +16,9 @@ import nbformat
 import pytest
 
 from autograder.classroom import OneLineFormatter, discover, folder_id, log_text
-from autograder.job import read_submission
 from autograder.course import chapters, grade_id, read, release_path, role
-from autograder.outputs import (FORMULA_STARTS, clean_html, csv_cell, feedback_html, scrub, scrubbed,
-                                write_outputs)
+from autograder.job import read_submission
+from autograder.outputs import FORMULA_STARTS, clean_html, csv_cell, feedback_html, scrub, scrubbed, write_outputs
 from autograder.result import CellVerdict, Check, ManualAnswer, SubmissionResult
 from autograder.sanitize import sanitize
 from autograder.submissions import Link, Renamed, reference, untouched, write_class

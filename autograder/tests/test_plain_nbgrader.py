@@ -3,7 +3,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -36,6 +35,6 @@ def test_generate_autograde_feedback_export(tmp_path):
     assert (tmp_path / "grading" / "feedback" / "alice" / chapter / f"{chapter}.html").is_file()
     nbgrader("export", cwd=tmp_path)
     rows = (tmp_path / "grades.csv").read_text().splitlines()
-    header, alice = rows[0].split(","), dict(zip(rows[0].split(","), rows[1].split(",")))
+    alice = dict(zip(rows[0].split(","), rows[1].split(",")))
     assert alice["student_id"] == "alice"
     assert float(alice["raw_score"]) == float(alice["max_score"]) - 2  # all but the free response

@@ -4,9 +4,9 @@ import os
 import numpy as np
 import pytest
 
+from autograder.course import ROOT
 from autograder.sandbox import isolation, protocol, wire
 from autograder.sandbox.client import Sandbox, SandboxError
-from autograder.course import ROOT
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +187,7 @@ def test_one_table_of_operations():
 def test_the_server_sees_only_its_own_modules():
     """What the sandbox can see of the grader (isolation.SERVER_MODULES) is all that the server imports."""
     import ast
+
     from autograder.course import ROOT as repository
     bound = set(isolation.SERVER_MODULES)
     for module in bound:
@@ -205,6 +206,7 @@ def test_the_server_sees_only_its_own_modules():
 def test_recording_and_sandbox_monitors_are_scoped():
     """The grader's recorder and the sandbox's thread counting are context managers that leave nothing behind."""
     import _thread
+
     from dlcourse import testing
 
     class Recorder:

@@ -8,8 +8,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..common import ROOT, chapters_option, log, machine, print_load_warning, selected_chapters, \
-    setup_process_env, write_json
+from ..common import (
+    ROOT,
+    chapters_option,
+    log,
+    machine,
+    print_load_warning,
+    selected_chapters,
+    setup_process_env,
+    write_json,
+)
 from . import __doc__ as DOC
 from .class_builder import KINDS, build_class
 from .ours import check_determinism, run_ours, summarize_ours

@@ -24,6 +24,7 @@ def mutants(chapter: str) -> dict:
 def submission(chapter: str, kind: str, rng: random.Random):
     """(notebook or raw text, description of what was done)."""
     import nbformat
+
     from autograder.submissions import filled, reference, untouched
     if kind == "correct":
         return reference(chapter), {}

@@ -52,7 +52,8 @@ def breakdown(chapter: str, path: str, repeats: int = 2) -> list[dict]:
     from autograder.sandbox import client
     phases: dict[str, float] = defaultdict(float)
     state = {"fresh": False}
-    original_start, original_run_cell, original_close = client.Sandbox.start, client.Sandbox.run_cell, client.Sandbox.close
+    Sandbox = client.Sandbox
+    original_start, original_run_cell, original_close = Sandbox.start, Sandbox.run_cell, Sandbox.close
     original_test = job.grade_test_cell
 
     def start(self, *a, **k):
@@ -135,6 +136,7 @@ def profile_warm(chapter: str, path: str, top: int = 12) -> list[dict]:
     """Where a warm grade_submission spends its time in the trusted process (cProfile, by own time)."""
     import cProfile
     import pstats
+
     from autograder import job
     task = {"student": "bench", "assignment": chapter, "notebook": f"{chapter}.ipynb", "path": path}
     job.grade_submission(task)
@@ -145,8 +147,8 @@ def profile_warm(chapter: str, path: str, top: int = 12) -> list[dict]:
     stats = pstats.Stats(profiler)
     rows = []
     for (filename, line, name), (cc, nc, tt, ct, callers) in stats.stats.items():
-        rows.append({"function": f"{Path(filename).name}:{line}({name})", "own": round(tt, 3), "cumulative": round(ct, 3),
-                     "calls": nc})
+        rows.append({"function": f"{Path(filename).name}:{line}({name})", "own": round(tt, 3),
+                     "cumulative": round(ct, 3), "calls": nc})
     rows.sort(key=lambda r: -r["cumulative"])
     interesting = [r for r in rows if not r["function"].startswith(("~", "<"))]
     return interesting[:top]
@@ -174,7 +176,8 @@ def measure_overhead(chapters: list[str], work: Path) -> dict:
         preload = chapter_preload(chapter)
         cells = given_cells(chapter)
         times = sandbox_start_seconds(preload, cells=cells)
-        log("grading", f"overhead: {chapter} breakdown (a fresh process grading a correct notebook twice, then profiled)")
+        log("grading", f"overhead: {chapter} breakdown "
+                       "(a fresh process grading a correct notebook twice, then profiled)")
         proc = subprocess.run([PY, "-c", BREAKDOWN,
                                chapter, str(folder / "bench" / chapter / f"{chapter}.ipynb")],
                               cwd=ROOT, env=child_env(), capture_output=True, text=True)

@@ -52,6 +52,7 @@ LABELLED = (0, 33)
 def karate_graph():
     """(A (34, 34) float, factions (34,) in {0, 1}, positions (34, 2)); the layout is computed once."""
     import networkx as nx
+
     from dlcourse.data import karate_club
 
     A, factions = karate_club()

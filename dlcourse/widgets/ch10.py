@@ -15,7 +15,6 @@ import functools
 
 import ipywidgets as widgets
 import numpy as np
-
 from matplotlib.ticker import MaxNLocator
 
 from .explorer import Explorer, cached, frozen
