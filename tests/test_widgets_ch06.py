@@ -29,7 +29,9 @@ def test_attention_explorer_reacts_to_query_temperature_and_mask(ref):
     assert "query “it”" in first and "top-attended word “animal”" in first, first
     sharp = move(w, temperature=0.2)
     assert sharp != first
-    weight = lambda text: float(text.split("with weight ")[1].split(";")[0])
+
+    def weight(text):
+        return float(text.split("with weight ")[1].split(";")[0])
     assert weight(sharp) > weight(first)          # a lower temperature sharpens the attention
     w.controls["query"].value = ch06.SENTENCE.index("tired")
     assert "query “tired”" in w.readout.value
@@ -71,7 +73,9 @@ def test_positional_encoding_explorer_names_missing_function(ref):
 
 def test_nadaraya_watson_explorer(ref):
     w = build(ch06.nadaraya_watson_explorer, ref)
-    mse = lambda: float(w.readout.value.split("MSE ")[1].split()[0])
+
+    def mse():
+        return float(w.readout.value.split("MSE ")[1].split()[0])
     assert "gaussian kernel, bandwidth 0.50" in w.readout.value, w.readout.value
     middle = mse()
     w.controls["bandwidth"].value = 3.0           # over-smoothing

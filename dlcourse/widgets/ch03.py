@@ -314,7 +314,8 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
         ys = [max(y, 1e-3) for y in a + b]
         ax.set_xlim(0.8, max(sizes) * 1.25 + 0.5)
         ax.set_ylim(min(ys) / 1.5, max(ys) * 1.5)
-    text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, {fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
+    text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, "
+            f"{fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
             f"reverse mode 2 passes (1 forward + 1 backward), {rev_ops[-1]} operations, {rev_ms[-1]:.1f} ms; "
             f"operation ratio {fwd_ops[-1] / rev_ops[-1]:.1f}; max |forward − reverse gradient| = {diff:.1e}")
     return fig, text

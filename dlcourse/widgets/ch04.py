@@ -224,7 +224,8 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
             cmap="RdBu_r", vmin=-limit, vmax=limit)
 
     agree = "agrees with" if tuple(out.shape) == predicted else "DISAGREES with"
-    text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, stride {stride} → output shape "
+    text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, "
+            f"padding {padding}, stride {stride} → output shape "
             f"{out.shape[0]}×{out.shape[1]} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
             f"output range [{out.min():.3g}, {out.max():.3g}]")
     return fig, text
@@ -375,7 +376,7 @@ def feature_map_explorer(*, build_digits_cnn):
     """Filters and feature maps of ``build_digits_cnn()`` trained by the recipe (trained once, cached)."""
     try:  # the number of first-layer filters, from an untrained copy
         filters = int(_first_conv(build_digits_cnn()).out_channels)
-    except Exception:  # not written yet, or no Conv2d: the readout will say so
+    except Exception:  # noqa: BLE001 - not written yet, or no Conv2d: the readout will say so
         filters = 8
     controls = {
         "digit": widgets.IntSlider(0, min=0, max=449, description="digit #", continuous_update=False),

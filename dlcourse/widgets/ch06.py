@@ -434,7 +434,8 @@ def char_model_logits(model, tokens, transformer_block, causal_mask):
 
 
 def bigram_cross_entropy(text, targets_from=1, targets_to=None):
-    """Cross-entropy (nats) of the bigram model fitted on ``text``, over the characters text[targets_from:targets_to]."""
+    """Cross-entropy (nats) of the bigram model fitted on ``text``, over the characters
+    text[targets_from:targets_to]."""
     chars = sorted(set(text))
     index = {c: i for i, c in enumerate(chars)}
     data = np.array([index[c] for c in text])

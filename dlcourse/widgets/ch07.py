@@ -323,7 +323,8 @@ def _wl_figure(pair):
     fig.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
     scatters = []
     for side, (ax, A, name) in enumerate(zip(axes, WL_PAIRS[pair], WL_TITLES[pair])):
-        scatters.append(draw_graph(ax, A, _wl_layout(pair, side), np.zeros(len(A)), cmap="tab10", vmin=0, vmax=9, size=110))
+        scatters.append(draw_graph(ax, A, _wl_layout(pair, side), np.zeros(len(A)), cmap="tab10", vmin=0, vmax=9,
+                                   size=110))
         ax.set_title(name, fontsize=9)
     return {"fig": fig, "scatters": scatters}
 

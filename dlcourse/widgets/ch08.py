@@ -187,8 +187,8 @@ def optimizer_race_explorer(*, sgd_momentum_step, adam_step):
 # ------------------------------------------------------------- a digits MLP with the tricks
 
 def train_digits_mlp(init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
-                     X_train, y_train, X_val, y_val, *, gradient_check=0, init="he", use_dropout=False, batch_norm=False,
-                     weight_decay=False, label_smoothing=False, hidden=(64, 64, 64, 64), epochs=20,
+                     X_train, y_train, X_val, y_val, *, gradient_check=0, init="he", use_dropout=False,
+                     batch_norm=False, weight_decay=False, label_smoothing=False, hidden=(64, 64, 64, 64), epochs=20,
                      batch_size=50, lr=0.08, momentum=0.9, p=0.1, decay=3e-3, smoothing=0.05, seed=0):
     """A ReLU MLP trained on the digits with the student's pieces only; returns plain data.
 
@@ -232,7 +232,8 @@ def train_digits_mlp(init_weights, dropout, batchnorm_forward, batchnorm_backwar
             z = h @ layer["W"].T + layer["b"]
             entry = {"h": h, "z": z}
             if "gamma" in layer:
-                zn, mean, var = batchnorm_forward(z, layer["gamma"], layer["beta"], layer["mean"], layer["var"], training)
+                zn, mean, var = batchnorm_forward(z, layer["gamma"], layer["beta"], layer["mean"], layer["var"],
+                                                  training)
                 if training:
                     layer["mean"], layer["var"] = np.asarray(mean, dtype=float), np.asarray(var, dtype=float)
             else:

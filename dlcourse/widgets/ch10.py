@@ -24,7 +24,8 @@ def _plain_log_axis(axis, ticks):
     """Fixed decade ticks labelled 1e-6 (not mathtext) and no minor ticks: text layout is the slow part."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
     axis.set_major_locator(FixedLocator(ticks))
-    axis.set_major_formatter(FuncFormatter(lambda v, _: "1" if v == 1 else f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e")))
+    axis.set_major_formatter(FuncFormatter(
+        lambda v, _: "1" if v == 1 else f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e")))
     axis.set_minor_locator(NullLocator())
 
 __all__ = ["momentum_explorer", "render_momentum", "noise_floor_explorer", "render_noise_floor",

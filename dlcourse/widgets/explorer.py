@@ -175,7 +175,7 @@ class Explorer(widgets.VBox):
         self.last_picture_seconds = 0.0
         try:
             figure, text = self.render_function(**values, **self.needs)
-        except Exception as exc:  # the student's code is allowed to be unfinished or wrong
+        except Exception as exc:  # noqa: BLE001 - the student's code is allowed to be unfinished or wrong
             self.last_render_seconds = time.perf_counter() - start
             name = _culprit(exc, self.needs)
             if isinstance(exc, NotImplementedError) and name:
