@@ -224,9 +224,9 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
             cmap="RdBu_r", vmin=-limit, vmax=limit)
 
     agree = "agrees with" if tuple(out.shape) == predicted else "DISAGREES with"
-    text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, "
-            f"padding {padding}, stride {stride} → output shape "
-            f"{out.shape[0]}×{out.shape[1]} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
+    shape = f"{out.shape[0]}×{out.shape[1]}"
+    text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, "
+            f"stride {stride} → output shape {shape} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
             f"output range [{out.min():.3g}, {out.max():.3g}]")
     return fig, text
 
