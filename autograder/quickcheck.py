@@ -2,13 +2,12 @@
 
 Runs every test cell (public and hidden) in one Python process, the way a
 student's kernel would, against: the reference (must pass), the release stubs
-(must fail) and each plausible mistake of autograder/tests/mutants (the test
+(must fail) and each plausible mistake of autograder/tests/mutants (``load``: the test
 cell of the mutated function must fail). The real proof goes through
 ``make grade`` (autograder/tests/test_mutants.py); this is the author's loop.
 """
 from __future__ import annotations
 
-import importlib
 import sys
 import time
 
@@ -16,6 +15,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from .course import Chapter, grade_id
 from .reference import namespace
+from .tests.mutants import integration, load
 
 _python = TransformerManager().transform_cell
 
@@ -27,22 +27,6 @@ def run_test_cell(ns: dict, source: str) -> str | None:
     except BaseException as exc:  # noqa: BLE001 - report whatever the cell raised
         return f"{type(exc).__name__}: {str(exc)[:200]}"
     return None
-
-
-def mutants(chapter: str) -> dict[str, dict[str, str]]:
-    module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
-    return module.MUTANTS
-
-
-def integration_mutants(chapter: str) -> dict[str, list[tuple[str, str]]]:
-    """Integration test cell -> the (function, mistake)s of MUTANTS that must also fail it.
-
-    A mutants module lists them as ``INTEGRATION = {"test_integration_x": ["function/mistake", ...]}``:
-    a subtly wrong piece must make the end-to-end check fail, not only its own test cell.
-    """
-    module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
-    return {cell: [tuple(entry.split("/", 1)) for entry in entries]
-            for cell, entries in getattr(module, "INTEGRATION", {}).items()}
 
 
 def main(chapter: str) -> int:
@@ -62,7 +46,8 @@ def main(chapter: str) -> int:
         if reason is None:
             print(f"stub       {gid:40s} PASSES (it must fail)")
             failures += 1
-    for function, wrong in mutants(chapter).items():
+    mistakes = load(chapter)
+    for function, wrong in mistakes.items():
         if f"test_{function}" not in tests:
             print(f"mutants    no test cell test_{function}")
             failures += 1
@@ -79,13 +64,13 @@ def main(chapter: str) -> int:
             reason = run_test_cell(ns, tests[f"test_{function}"])
             print(f"mutant     {function + '/' + name:40s} {'caught: ' + reason[:90] if reason else 'NOT CAUGHT'}")
             failures += reason is None
-    for cell, entries in integration_mutants(chapter).items():
+    for cell, entries in integration(chapter).items():
         if cell not in tests:
             print(f"integration no test cell {cell}")
             failures += 1
             continue
         for function, name in entries:
-            code = mutants(chapter).get(function, {}).get(name)
+            code = mistakes.get(function, {}).get(name)
             if code is None:
                 print(f"integration {cell}: no mutant {function}/{name}")
                 failures += 1

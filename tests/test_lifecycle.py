@@ -25,14 +25,14 @@ import pytest
 
 from autograder import submissions
 from autograder.course import ROOT, Chapter, grade_id
-from autograder.tests.mutants.ch01_perceptron import MUTANTS
+from autograder.tests.mutants import load as load_mistakes
 
 pytestmark = [pytest.mark.xdist_group("lifecycle")]
 
 CHAPTER = "ch01_perceptron"
 COURSE = "dlcourse"
 BIN = Path(sys.executable).parent
-WRONG = ("margin", next(iter(MUTANTS["margin"].values())))  # bob's plausible mistake
+WRONG = ("margin", next(iter(load_mistakes(CHAPTER)["margin"].values())))  # bob's plausible mistake
 
 
 def nbgrader(*args, cwd: Path, home: Path, check=True, env=None):

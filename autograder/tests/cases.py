@@ -7,7 +7,6 @@ student's file would be. ``test_grading.py`` grades them all in one real
 from __future__ import annotations
 
 import copy
-import importlib
 from collections import defaultdict
 
 import nbformat
@@ -245,10 +244,10 @@ def broken() -> dict[str, tuple[str, object]]:
 
 def mutants() -> dict[tuple[str, str, str], str]:
     """(chapter, function, mistake) -> code of the whole solution cell."""
+    from autograder.tests.mutants import load
     found = {}
     for chapter in chapters():
-        module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
-        for function, wrong in module.MUTANTS.items():
+        for function, wrong in load(chapter).items():
             for mistake, code in wrong.items():
                 found[(chapter, function, mistake)] = code
     return found
@@ -274,18 +273,17 @@ def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list
     test cell still sees exactly one mistake.
     """
     from autograder.course import Chapter
-    from autograder.quickcheck import integration_mutants
+    from autograder.tests.mutants import integration, load
     groups = []
     for chapter in chapters():
         source = Chapter.load(chapter)
         names = set(graded_names(source.source))
         tests = {grade_id(c): c.source for c in source.cells("tests")}
-        module = importlib.import_module(f"autograder.tests.mutants.{chapter}")
         extra = defaultdict(list)  # (function, mistake) -> the integration cells it must fail
-        for cell, entries in integration_mutants(chapter).items():
+        for cell, entries in integration(chapter).items():
             for entry in entries:
                 extra[entry].append(cell)
-        pending = [(f, m, code) for f, wrong in module.MUTANTS.items()
+        pending = [(f, m, code) for f, wrong in load(chapter).items()
                    for i, (m, code) in enumerate(wrong.items()) if i < per_function or (f, m) in extra]
         chapter_groups: list[dict] = []
         for function, mistake, code in pending:

@@ -6,11 +6,12 @@ them, one at a time, in the student's setting (public and hidden checks in one p
 import pytest
 
 from autograder.course import Chapter, chapters, grade_id
-from autograder.quickcheck import integration_mutants, mutants, run_test_cell
+from autograder.quickcheck import run_test_cell
 from autograder.reference import namespace
+from autograder.tests.mutants import integration, load
 
 CASES = [(chapter, function, mistake) for chapter in chapters()
-         for function, wrong in mutants(chapter).items() for mistake in wrong]
+         for function, wrong in load(chapter).items() for mistake in wrong]
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def test_sources():
 
 @pytest.mark.parametrize("chapter, function, mistake", CASES, ids=[f"{c[:4]}-{f}-{m}" for c, f, m in CASES])
 def test_mistake_fails_its_test_cell(chapter, function, mistake, test_sources):
-    code = mutants(chapter)[function][mistake]
+    code = load(chapter)[function][mistake]
     try:
         ns = namespace(chapter, {function: code})
     except Exception:  # noqa: BLE001 - a mistake that does not even define the function is caught anyway
@@ -30,14 +31,14 @@ def test_mistake_fails_its_test_cell(chapter, function, mistake, test_sources):
 
 
 INTEGRATION = [(chapter, cell, function, mistake) for chapter in chapters()
-               for cell, entries in integration_mutants(chapter).items() for function, mistake in entries]
+               for cell, entries in integration(chapter).items() for function, mistake in entries]
 
 
 @pytest.mark.parametrize("chapter, cell, function, mistake", INTEGRATION,
                          ids=[f"{c[:4]}-{cell}-{f}-{m}" for c, cell, f, m in INTEGRATION])
 def test_a_wrong_piece_fails_the_integration_check(chapter, cell, function, mistake, test_sources):
     """An integration check passes for the reference and fails when one piece it uses is subtly wrong."""
-    ns = namespace(chapter, {function: mutants(chapter)[function][mistake]})
+    ns = namespace(chapter, {function: load(chapter)[function][mistake]})
     assert run_test_cell(ns, test_sources[chapter][cell]) is not None, \
         f"{chapter}: {cell} passes with the mistake {mistake!r} in {function}"
 
