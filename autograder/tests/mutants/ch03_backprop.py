@@ -1,4 +1,8 @@
-"""Plausible wrong solutions for ch03_backprop: each test_<name> must lose points on each."""
+"""Plausible mistakes in the graded functions of ch03_backprop: each must make its test cell fail.
+
+Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
+whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
+"""
 
 _VALUE = '''
 import math
