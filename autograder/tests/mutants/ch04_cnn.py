@@ -1,4 +1,8 @@
-"""Plausible wrong solutions of ch04_cnn: each is the whole content of a solution cell."""
+"""Plausible mistakes in the graded functions of ch04_cnn: each must make its test cell fail.
+
+Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
+whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
+"""
 
 _MPB = '''
 import numpy as np
