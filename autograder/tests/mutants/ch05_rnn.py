@@ -1,34 +1,30 @@
-"""Plausible wrong implementations of the graded functions of ch05_rnn (tests of the tests).
+"""Plausible mistakes in the graded functions of ch05_rnn: each must make its test cell fail.
 
-Each value is the whole content of a solution cell; ``sigmoid`` comes from the setup cell.
+Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
+whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
 """
+from autograder.tests.mutants import swap
 
 MUTANTS = {
-    "rnn_forward": {
-        "includes_z0_row": '''
-import numpy as np
-def rnn_forward(X, U, V, W, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = [z]
-    for t in range(T - 1):
-        z = np.tanh(U @ z + V @ X[t])
-        Z.append(z)
-    Z = np.array(Z)
-    return Z, Z @ W.T
-''',
-        "tanh_on_output": '''
-import numpy as np
-def rnn_forward(X, U, V, W, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
+    'rnn_forward': {
+        'includes_z0_row': swap(
+            ('''np.asarray(z0, dtype=float)
     Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    return Z, np.tanh(Z @ W.T)
-''',
-        "ignores_z0": '''
+    for t in range(T''',
+             '''z0
+    Z = [z]
+    for t in range(T - 1'''),
+            ('[t] = z',
+             '''.append(z)
+    Z = np.array(Z)'''),
+        ),
+        'tanh_on_output': swap(
+            ('np.asarray(z0, dtype=float)',
+             'z0'),
+            ('Z @ W.T',
+             'np.tanh(Z @ W.T)'),
+        ),
+        'ignores_z0': '''
 import numpy as np
 def rnn_forward(X, U, V, W, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -39,43 +35,34 @@ def rnn_forward(X, U, V, W, z0=None):
         Z[t] = z
     return Z, Z @ W.T
 ''',
-        "transposed_recurrent_weights": '''
-import numpy as np
-def rnn_forward(X, U, V, W, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(z @ U + V @ X[t])
-        Z[t] = z
-    return Z, Z @ W.T
-''',
-        "output_from_previous_state": '''
-import numpy as np
-def rnn_forward(X, U, V, W, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z, Y = np.empty((T, m)), []
-    for t in range(T):
+        'transposed_recurrent_weights': swap(
+            ('np.asarray(z0, dtype=float)',
+             'z0'),
+            ('U @ z',
+             'z @ U'),
+        ),
+        'output_from_previous_state': swap(
+            ('''np.asarray(z0, dtype=float)
+    Z = np.empty((T, m))''',
+             '''z0
+    Z, Y = np.empty((T, m)), []'''),
+            (''':
+        ''',
+             ''':
         Y.append(W @ z)
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    return Z, np.array(Y)
-''',
-        "mutates_z0": '''
-import numpy as np
-def rnn_forward(X, U, V, W, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z[:] = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    return Z, Z @ W.T
-''',
+        '''),
+            ('Z @ W.T',
+             'np.array(Y)'),
+        ),
+        'mutates_z0': swap(
+            ('np.asarray(z0, dtype=float)',
+             'z0'),
+            ('z = np.tanh',
+             'z[:] = np.tanh'),
+        ),
     },
-    "jacobian_norms": {
-        "derivative_at_earlier_state": '''
+    'jacobian_norms': {
+        'derivative_at_earlier_state': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -90,7 +77,7 @@ def jacobian_norms(X, U, V, z0=None):
         norms[k] = np.linalg.norm(J, 2)
     return norms
 ''',
-        "frobenius_norm": '''
+        'frobenius_norm': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -106,7 +93,7 @@ def jacobian_norms(X, U, V, z0=None):
     norms[-1] = np.linalg.norm(np.eye(m))
     return norms
 ''',
-        "product_in_wrong_order": '''
+        'product_in_wrong_order': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -121,7 +108,7 @@ def jacobian_norms(X, U, V, z0=None):
         norms[k] = np.linalg.norm(J, 2)
     return norms
 ''',
-        "diag_on_wrong_side": '''
+        'diag_on_wrong_side': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -136,7 +123,7 @@ def jacobian_norms(X, U, V, z0=None):
         norms[k] = np.linalg.norm(J, 2)
     return norms
 ''',
-        "product_of_norms": '''
+        'product_of_norms': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -150,7 +137,7 @@ def jacobian_norms(X, U, V, z0=None):
         norms[k] = norms[k + 1] * np.linalg.norm((1 - Z[k + 1] ** 2)[:, None] * U, 2)
     return norms
 ''',
-        "reversed_order_of_lags": '''
+        'reversed_order_of_lags': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -165,7 +152,7 @@ def jacobian_norms(X, U, V, z0=None):
         norms[k] = np.linalg.norm(J, 2)
     return norms[::-1]
 ''',
-        "no_tanh_derivative": '''
+        'no_tanh_derivative': '''
 import numpy as np
 def jacobian_norms(X, U, V, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -176,8 +163,8 @@ def jacobian_norms(X, U, V, z0=None):
     return norms
 ''',
     },
-    "rnn_backward": {
-        "no_gradient_from_the_future": '''
+    'rnn_backward': {
+        'no_gradient_from_the_future': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -199,7 +186,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "recurrent_gradient_without_transpose": '''
+        'recurrent_gradient_without_transpose': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -221,7 +208,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U @ da
     return dU, dV, dW, dz
 ''',
-        "du_paired_with_current_state": '''
+        'du_paired_with_current_state': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -243,7 +230,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "no_tanh_derivative": '''
+        'no_tanh_derivative': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -265,7 +252,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "derivative_at_previous_state": '''
+        'derivative_at_previous_state': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -287,7 +274,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "dw_transposed_shape_fixed_wrong": '''
+        'dw_transposed_shape_fixed_wrong': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -309,7 +296,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "ignores_z0": '''
+        'ignores_z0': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -331,7 +318,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "dz0_is_last_gradient_before_weights": '''
+        'dz0_is_last_gradient_before_weights': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -354,7 +341,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz_last
 ''',
-        "mutates_z0": '''
+        'mutates_z0': '''
 import numpy as np
 def rnn_backward(X, U, V, W, dY, z0=None):
     T, m = X.shape[0], U.shape[0]
@@ -376,7 +363,7 @@ def rnn_backward(X, U, V, W, dY, z0=None):
         dz = U.T @ da
     return dU, dV, dW, dz
 ''',
-        "calls_torch": '''
+        'calls_torch': '''
 import numpy as np
 import torch
 def rnn_backward(X, U, V, W, dY, z0=None):
@@ -391,84 +378,76 @@ def rnn_backward(X, U, V, W, dY, z0=None):
     return Ut.grad.numpy(), Vt.grad.numpy(), Wt.grad.numpy(), s.grad.numpy()
 ''',
     },
-    "clip_grad_norm": {
-        "clips_each_array_separately": '''
-import numpy as np
-def clip_grad_norm(grads, max_norm):
-    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    return [g * min(1.0, max_norm / (np.linalg.norm(g) + 1e-6)) for g in grads], total
-''',
-        "sum_of_norms": '''
-import numpy as np
-def clip_grad_norm(grads, max_norm):
-    total = float(sum(np.linalg.norm(g) for g in grads))
+    'clip_grad_norm': {
+        'clips_each_array_separately': swap(
+            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))
+    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
+            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g * min(1.0, max_norm / (np.linalg.norm(g) + 1e-6)) for g in grads], total'''),
+        'sum_of_norms': swap(
+            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))
+    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
+            '''total = float(sum(np.linalg.norm(g) for g in grads))
     scale = min(1.0, max_norm / (total + 1e-6))
-    return [g * scale for g in grads], total
-''',
-        "always_rescales": '''
-import numpy as np
-def clip_grad_norm(grads, max_norm):
-    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    return [g * max_norm / (total + 1e-6) for g in grads], total
-''',
-        "returns_norm_after_clipping": '''
-import numpy as np
-def clip_grad_norm(grads, max_norm):
-    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g * scale for g in grads], total'''),
+        'always_rescales': swap(
+            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))
+    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
+            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g * max_norm / (total + 1e-6) for g in grads], total'''),
+        'returns_norm_after_clipping': swap(
+            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))
+    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
+            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
     scale = min(1.0, max_norm / (total + 1e-6))
     clipped = [g * scale for g in grads]
-    return clipped, float(np.sqrt(sum(np.sum(c ** 2) for c in clipped)))
-''',
-        "clips_in_place": '''
-import numpy as np
-def clip_grad_norm(grads, max_norm):
-    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return clipped, float(np.sqrt(sum(np.sum(c ** 2) for c in clipped)))'''),
+        'clips_in_place': swap(
+            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))
+    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
+            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
     scale = min(1.0, max_norm / (total + 1e-6))
     for g in grads:
         g *= scale
-    return grads, total
-''',
-        "returns_unclipped": '''
-import numpy as np
-def clip_grad_norm(grads, max_norm):
-    total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    return [g.copy() for g in grads], total
-''',
+    return grads, total'''),
+        'returns_unclipped': swap(
+            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
+    scale = min(1.0, max_norm / (total_norm + 1e-6))
+    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
+            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
+    return [g.copy() for g in grads], total'''),
     },
-    "lstm_cell": {
-        "gate_order_ifog": '''
-import numpy as np
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
-    a_i, a_f, a_o, a_g = np.split(a, 4, axis=-1)
-    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
-    return sigmoid(a_o) * np.tanh(c_new), c_new
-''',
-        "no_tanh_on_cell_output": '''
-import numpy as np
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
-    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
-    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
-    return sigmoid(a_o) * c_new, c_new
-''',
-        "sigmoid_candidate": '''
-import numpy as np
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
-    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
-    c_new = sigmoid(a_f) * c + sigmoid(a_i) * sigmoid(a_g)
-    return sigmoid(a_o) * np.tanh(c_new), c_new
-''',
-        "one_bias_only": '''
-import numpy as np
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = x @ W_ih.T + h @ W_hh.T + b_ih
-    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
-    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
-    return sigmoid(a_o) * np.tanh(c_new), c_new
-''',
-        "no_batch_support": '''
+    'lstm_cell': {
+        'gate_order_ifog': swap(
+            ('a_g, a_o',
+             'a_o, a_g'),
+            ('''h_new = sigmoid(a_o) * np.tanh(c_new)
+    return h_new''',
+             'return sigmoid(a_o) * np.tanh(c_new)'),
+        ),
+        'no_tanh_on_cell_output': swap(
+            '''h_new = sigmoid(a_o) * np.tanh(c_new)
+    return h_new''',
+            'return sigmoid(a_o) * c_new'),
+        'sigmoid_candidate': swap(
+            '''np.tanh(a_g)
+    h_new = sigmoid(a_o) * np.tanh(c_new)
+    return h_new''',
+            '''sigmoid(a_g)
+    return sigmoid(a_o) * np.tanh(c_new)'''),
+        'one_bias_only': swap(
+            ('b_ih + h @ W_hh.T + b_hh',
+             'h @ W_hh.T + b_ih'),
+            ('''h_new = sigmoid(a_o) * np.tanh(c_new)
+    return h_new''',
+             'return sigmoid(a_o) * np.tanh(c_new)'),
+        ),
+        'no_batch_support': '''
 import numpy as np
 def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
     a = W_ih @ x + b_ih + W_hh @ h + b_hh
@@ -476,7 +455,7 @@ def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
     c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
     return sigmoid(a_o) * np.tanh(c_new), c_new
 ''',
-        "calls_torch": '''
+        'calls_torch': '''
 import numpy as np
 import torch
 def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
@@ -485,18 +464,16 @@ def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
     c_new = torch.sigmoid(a_f) * torch.from_numpy(c) + torch.sigmoid(a_i) * torch.tanh(a_g)
     return (torch.sigmoid(a_o) * torch.tanh(c_new)).numpy(), c_new.numpy()
 ''',
-        "mutates_c": '''
-import numpy as np
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = x @ W_ih.T + b_ih + h @ W_hh.T + b_hh
-    a_i, a_f, a_g, a_o = np.split(a, 4, axis=-1)
-    c *= sigmoid(a_f)
+        'mutates_c': swap(
+            '''c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
+    h_new = sigmoid(a_o) * np.tanh(c_new)
+    return h_new, c_new''',
+            '''c *= sigmoid(a_f)
     c += sigmoid(a_i) * np.tanh(a_g)
-    return sigmoid(a_o) * np.tanh(c), c.copy()
-''',
+    return sigmoid(a_o) * np.tanh(c), c.copy()'''),
     },
-    "gru_cell": {
-        "reset_outside_bias": '''
+    'gru_cell': {
+        'reset_outside_bias': '''
 import numpy as np
 def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
@@ -506,7 +483,7 @@ def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     n = np.tanh(xn + r * hn + bn)
     return (1 - z) * n + z * h
 ''',
-        "update_gate_swapped": '''
+        'update_gate_swapped': '''
 import numpy as np
 def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
@@ -515,7 +492,7 @@ def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     n = np.tanh(xn + r * hn)
     return z * n + (1 - z) * h
 ''',
-        "gate_order_zrn": '''
+        'gate_order_zrn': '''
 import numpy as np
 def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     xz, xr, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
@@ -524,7 +501,7 @@ def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     n = np.tanh(xn + r * hn)
     return (1 - z) * n + z * h
 ''',
-        "reset_applied_to_state": '''
+        'reset_applied_to_state': '''
 import numpy as np
 def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     m = h.shape[-1]
@@ -534,7 +511,7 @@ def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     n = np.tanh(xn + (r * h) @ W_hh[2 * m:].T + b_hh[2 * m:])
     return (1 - z) * n + z * h
 ''',
-        "no_batch_support": '''
+        'no_batch_support': '''
 import numpy as np
 def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     xr, xz, xn = np.split(W_ih @ x + b_ih, 3)
@@ -543,20 +520,20 @@ def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
     n = np.tanh(xn + r * hn)
     return (1 - z) * n + z * h
 ''',
-        "calls_torch": '''
-import numpy as np
-import torch
-def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
-    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
-    hr, hz, hn = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
-    r = torch.sigmoid(torch.from_numpy(xr + hr)).numpy()
-    z = torch.sigmoid(torch.from_numpy(xz + hz)).numpy()
-    n = np.tanh(xn + r * hn)
-    return (1 - z) * n + z * h
-''',
+        'calls_torch': swap(
+            ('def',
+             '''import torch
+def'''),
+            ('''sigmoid(xr + hr)
+    z = sigmoid(xz + hz''',
+             '''torch.sigmoid(torch.from_numpy(xr + hr)).numpy()
+    z = torch.sigmoid(torch.from_numpy(xz + hz)).numpy('''),
+            ('.0',
+             ''),
+        ),
     },
-    "linear_scan": {
-        "python_loop_over_t": '''
+    'linear_scan': {
+        'python_loop_over_t': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
@@ -567,7 +544,7 @@ def linear_scan(a, b, z0=None):
         out[t] = z
     return out
 ''',
-        "combine_in_wrong_order": '''
+        'combine_in_wrong_order': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
@@ -581,7 +558,7 @@ def linear_scan(a, b, z0=None):
         d *= 2
     return B
 ''',
-        "ignores_z0": '''
+        'ignores_z0': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0)
@@ -593,7 +570,7 @@ def linear_scan(a, b, z0=None):
         d *= 2
     return B
 ''',
-        "z0_added_without_a1": '''
+        'z0_added_without_a1': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
@@ -607,7 +584,7 @@ def linear_scan(a, b, z0=None):
         d *= 2
     return B
 ''',
-        "casts_to_real": '''
+        'casts_to_real': '''
 import numpy as np
 import warnings
 def linear_scan(a, b, z0=None):
@@ -623,7 +600,7 @@ def linear_scan(a, b, z0=None):
         d *= 2
     return B
 ''',
-        "updates_a_before_b": '''
+        'updates_a_before_b': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
@@ -637,7 +614,7 @@ def linear_scan(a, b, z0=None):
         d *= 2
     return B
 ''',
-        "stops_one_round_early": '''
+        'stops_one_round_early': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
@@ -651,7 +628,7 @@ def linear_scan(a, b, z0=None):
         d *= 2
     return B
 ''',
-        "mutates_b": '''
+        'mutates_b': '''
 import numpy as np
 def linear_scan(a, b, z0=None):
     dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
@@ -666,84 +643,59 @@ def linear_scan(a, b, z0=None):
     return B
 ''',
     },
-    "lru_eigenvalues": {
-        "single_exponential": '''
-import numpy as np
-def lru_eigenvalues(nu, phi):
-    return np.exp(nu + 1j * phi)
-''',
-        "modulus_exp_minus_nu": '''
-import numpy as np
-def lru_eigenvalues(nu, phi):
-    return np.exp(-nu + 1j * phi)
-''',
-        "conjugate_phase": '''
-import numpy as np
-def lru_eigenvalues(nu, phi):
-    return np.exp(-np.exp(nu) - 1j * phi)
-''',
-        "real_only": '''
-import numpy as np
-def lru_eigenvalues(nu, phi):
-    return np.exp(-np.exp(nu)) * np.cos(phi)
-''',
-        "phase_inside_exp_of_nu": '''
-import numpy as np
-def lru_eigenvalues(nu, phi):
-    return np.exp(-np.exp(nu + 1j * phi))
-''',
+    'lru_eigenvalues': {
+        'single_exponential': swap(
+            '-np.exp(np.asarray(nu, dtype=float)) + 1j * np.asarray(phi, dtype=float)',
+            'nu + 1j * phi'),
+        'modulus_exp_minus_nu': swap(
+            'np.exp(np.asarray(nu, dtype=float)) + 1j * np.asarray(phi, dtype=float)',
+            'nu + 1j * phi'),
+        'conjugate_phase': swap('np.asarray(nu, dtype=float)) + 1j * np.asarray(phi, dtype=float)', 'nu) - 1j * phi'),
+        'real_only': swap('np.asarray(nu, dtype=float)) + 1j * np.asarray(phi, dtype=float)', 'nu)) * np.cos(phi'),
+        'phase_inside_exp_of_nu': swap(
+            'np.asarray(nu, dtype=float)) + 1j * np.asarray(phi, dtype=float',
+            'nu + 1j * phi'),
     },
-    "lru_init": {
-        "r_squared_uniform_like_the_paper": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
-    r = np.sqrt(rng.uniform(r_min ** 2, r_max ** 2, size=m))
+    'lru_init': {
+        'r_squared_uniform_like_the_paper': swap(
+            '''rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0.''',
+            '''np.sqrt(rng.uniform(r_min ** 2, r_max ** 2, size=m))
+    phi = rng.uniform('''),
+        'global_numpy_random': swap(
+            '''rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0.''',
+            '''np.random.uniform(r_min, r_max, size=m)
+    phi = np.random.uniform('''),
+        'nu_uniform_instead_of_r': swap(
+            '''r = rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0.0, max_phase, size=m)
+    return np.log(-np.log(r))''',
+            '''nu = rng.uniform(np.log(-np.log(r_max)), np.log(-np.log(r_min)), size=m)
     phi = rng.uniform(0, max_phase, size=m)
-    return np.log(-np.log(r)), phi
-''',
-        "global_numpy_random": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
-    r = np.random.uniform(r_min, r_max, size=m)
-    phi = np.random.uniform(0, max_phase, size=m)
-    return np.log(-np.log(r)), phi
-''',
-        "nu_uniform_instead_of_r": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
-    nu = rng.uniform(np.log(-np.log(r_max)), np.log(-np.log(r_min)), size=m)
-    phi = rng.uniform(0, max_phase, size=m)
-    return nu, phi
-''',
-        "same_uniform_for_r_and_phi": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
-    u = rng.uniform(size=m)
+    return nu'''),
+        'same_uniform_for_r_and_phi': swap(
+            '''r = rng.uniform(r_min, r_max, size=m)
+    phi = rng.uniform(0.0, max_phase, size=m)
+    return np.log(-np.log(r)), phi''',
+            '''u = rng.uniform(size=m)
     r = r_min + (r_max - r_min) * u
-    return np.log(-np.log(r)), max_phase * u
-''',
-        "nu_is_log_r": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
-    r = rng.uniform(r_min, r_max, size=m)
-    phi = rng.uniform(0, max_phase, size=m)
-    return -np.log(r), phi
-''',
-        "phase_on_full_circle": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
-    r = rng.uniform(r_min, r_max, size=m)
-    phi = rng.uniform(0, 2 * np.pi, size=m)
-    return np.log(-np.log(r)), phi
-''',
-        "fresh_generator_each_call": '''
-import numpy as np
-def lru_init(m, r_min, r_max, max_phase, rng):
+    return np.log(-np.log(r)), max_phase * u'''),
+        'nu_is_log_r': swap(
+            '''.0, max_phase, size=m)
+    return np.log(-np.log(r)''',
+            ''', max_phase, size=m)
+    return -np.log(r'''),
+        'phase_on_full_circle': swap('.0, max_phase', ', 2 * np.pi'),
+        'fresh_generator_each_call': swap(
+            ('''"
+    ''',
+             '''"
     rng = np.random.default_rng(0)
-    r = rng.uniform(r_min, r_max, size=m)
-    phi = rng.uniform(0, max_phase, size=m)
-    return np.log(-np.log(r)), phi
-''',
+    '''),
+            ('.0',
+             ''),
+        ),
     },
 }
 
