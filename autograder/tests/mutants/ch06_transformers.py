@@ -1,41 +1,39 @@
-"""Plausible wrong solutions of ch06_transformers: each test cell must catch every one.
+"""Plausible mistakes in the graded functions of ch06_transformers: each must make its test cell fail.
 
-Each entry is the whole content of the solution cell it replaces; the other cells of the
-chapter (the reference solutions) stay, so a mutant may call e.g. ``softmax``.
+Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
+whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
 """
+from autograder.tests.mutants import swap
 
 MUTANTS = {
-    "softmax": {
-        "no_max_shift": '''
+    'softmax': {
+        'no_max_shift': '''
 import numpy as np
 def softmax(x, axis=-1):
     e = np.exp(np.asarray(x, dtype=float))
     return e / e.sum(axis=axis, keepdims=True)
 ''',
-        "global_max_shift": '''
-import numpy as np
-def softmax(x, axis=-1):
-    x = np.asarray(x, dtype=float)
-    e = np.exp(x - x.max())
-    return e / e.sum(axis=axis, keepdims=True)
-''',
-        "global_normalisation": '''
-import numpy as np
-def softmax(x, axis=-1):
-    x = np.asarray(x, dtype=float)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum()
-''',
-        "ignores_axis": '''
-import numpy as np
-def softmax(x, axis=-1):
-    x = np.asarray(x, dtype=float)
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-''',
+        'global_max_shift': swap(
+            '''z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, ''',
+            '''e = np.exp(x - x.max())
+    return e / e.sum('''),
+        'global_normalisation': swap(
+            '''z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis, keepdims=True''',
+            '''e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum('''),
+        'ignores_axis': swap(
+            '''z = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=axis''',
+            '''e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1'''),
     },
-    "nadaraya_watson": {
-        "gaussian_unstable": '''
+    'nadaraya_watson': {
+        'gaussian_unstable': '''
 import numpy as np
 def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     u = (queries[:, None] - keys[None, :]) / bandwidth
@@ -43,7 +41,7 @@ def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
          "triangular": np.maximum(0, 1 - np.abs(u)), "epanechnikov": np.maximum(0, 1 - u ** 2)}[kernel]
     return (K / K.sum(axis=1, keepdims=True)) @ values
 ''',
-        "boxcar_strict": '''
+        'boxcar_strict': '''
 import numpy as np
 def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     u = (queries[:, None] - keys[None, :]) / bandwidth
@@ -53,7 +51,7 @@ def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
          "triangular": np.maximum(0, 1 - np.abs(u)), "epanechnikov": np.maximum(0, 1 - u ** 2)}[kernel]
     return (K / K.sum(axis=1, keepdims=True)) @ values
 ''',
-        "triangular_epanechnikov_swapped": '''
+        'triangular_epanechnikov_swapped': '''
 import numpy as np
 def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     u = (queries[:, None] - keys[None, :]) / bandwidth
@@ -63,7 +61,7 @@ def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
          "triangular": np.maximum(0, 1 - u ** 2), "epanechnikov": np.maximum(0, 1 - np.abs(u))}[kernel]
     return (K / K.sum(axis=1, keepdims=True)) @ values
 ''',
-        "gaussian_without_half": '''
+        'gaussian_without_half': '''
 import numpy as np
 def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     u = (queries[:, None] - keys[None, :]) / bandwidth
@@ -73,7 +71,7 @@ def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
          "triangular": np.maximum(0, 1 - np.abs(u)), "epanechnikov": np.maximum(0, 1 - u ** 2)}[kernel]
     return (K / K.sum(axis=1, keepdims=True)) @ values
 ''',
-        "bandwidth_multiplied": '''
+        'bandwidth_multiplied': '''
 import numpy as np
 def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     u = (queries[:, None] - keys[None, :]) * bandwidth
@@ -83,7 +81,7 @@ def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
          "triangular": np.maximum(0, 1 - np.abs(u)), "epanechnikov": np.maximum(0, 1 - u ** 2)}[kernel]
     return (K / K.sum(axis=1, keepdims=True)) @ values
 ''',
-        "normalised_over_queries": '''
+        'normalised_over_queries': '''
 import numpy as np
 def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     u = (queries[:, None] - keys[None, :]) / bandwidth
@@ -94,8 +92,8 @@ def nadaraya_watson(queries, keys, values, bandwidth=1.0, kernel="gaussian"):
     return (K / K.sum(axis=0, keepdims=True)) @ values
 ''',
     },
-    "masked_softmax": {
-        "off_by_one": '''
+    'masked_softmax': {
+        'off_by_one': '''
 import numpy as np
 def masked_softmax(scores, valid_lens):
     B, T_q, T_k = scores.shape
@@ -105,7 +103,7 @@ def masked_softmax(scores, valid_lens):
     allowed = np.arange(T_k) <= lens[..., None]
     return softmax(np.where(allowed, scores, -np.inf), axis=-1)
 ''',
-        "masked_scores_set_to_zero": '''
+        'masked_scores_set_to_zero': '''
 import numpy as np
 def masked_softmax(scores, valid_lens):
     B, T_q, T_k = scores.shape
@@ -115,7 +113,7 @@ def masked_softmax(scores, valid_lens):
     allowed = np.arange(T_k) < lens[..., None]
     return softmax(scores * allowed, axis=-1)
 ''',
-        "weights_zeroed_without_renormalising": '''
+        'weights_zeroed_without_renormalising': '''
 import numpy as np
 def masked_softmax(scores, valid_lens):
     B, T_q, T_k = scores.shape
@@ -125,7 +123,7 @@ def masked_softmax(scores, valid_lens):
     allowed = np.arange(T_k) < lens[..., None]
     return softmax(scores, axis=-1) * allowed
 ''',
-        "per_query_lengths_ignored": '''
+        'per_query_lengths_ignored': '''
 import numpy as np
 def masked_softmax(scores, valid_lens):
     B, T_q, T_k = scores.shape
@@ -135,7 +133,7 @@ def masked_softmax(scores, valid_lens):
     allowed = np.arange(T_k)[None, None, :] < lens[:, None, None]
     return softmax(np.where(allowed, scores, -np.inf), axis=-1)
 ''',
-        "mutates_scores": '''
+        'mutates_scores': '''
 import numpy as np
 def masked_softmax(scores, valid_lens):
     B, T_q, T_k = scores.shape
@@ -147,26 +145,16 @@ def masked_softmax(scores, valid_lens):
     return softmax(scores, axis=-1)
 ''',
     },
-    "scaled_dot_product_attention": {
-        "no_scaling": '''
-import numpy as np
-def scaled_dot_product_attention(Q, K, V, mask=None):
-    scores = Q @ np.swapaxes(K, -1, -2)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1)
-    return weights @ V, weights
-''',
-        "scaled_by_d_v": '''
-import numpy as np
-def scaled_dot_product_attention(Q, K, V, mask=None):
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(V.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1)
-    return weights @ V, weights
-''',
-        "softmax_over_queries": '''
+    'scaled_dot_product_attention': {
+        'no_scaling': swap(
+            '''Q, K, V = (np.asarray(A, dtype=float) for A in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]''',
+            'scores = Q @ np.swapaxes(K, -1, -2'),
+        'scaled_by_d_v': swap(
+            '''Q, K, V = (np.asarray(A, dtype=float) for A in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q''',
+            'scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(V'),
+        'softmax_over_queries': '''
 import numpy as np
 def scaled_dot_product_attention(Q, K, V, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
@@ -175,24 +163,19 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     weights = softmax(scores, axis=-2)
     return weights @ V, weights
 ''',
-        "K_dot_T": '''
-import numpy as np
-def scaled_dot_product_attention(Q, K, V, mask=None):
-    scores = Q @ K.T / np.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1)
-    return weights @ V, weights
-''',
-        "mask_applied_after_softmax": '''
-import numpy as np
-def scaled_dot_product_attention(Q, K, V, mask=None):
-    weights = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=-1)
-    if mask is not None:
-        weights = weights * mask
-    return weights @ V, weights
-''',
-        "calls_torch": '''
+        'K_dot_T': swap(
+            '''Q, K, V = (np.asarray(A, dtype=float) for A in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2)''',
+            'scores = Q @ K.T'),
+        'mask_applied_after_softmax': swap(
+            ('''Q, K, V = (np.asarray(A, dtype=float) for A in (Q, K, V))
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]''',
+             'weights = softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), axis=-1'),
+            ('''scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)''',
+             'weights = weights * mask'),
+        ),
+        'calls_torch': '''
 import numpy as np
 import torch
 def scaled_dot_product_attention(Q, K, V, mask=None):
@@ -204,30 +187,14 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     return (w @ v).numpy(), w.numpy()
 ''',
     },
-    "causal_mask": {
-        "strictly_below_diagonal": '''
-import numpy as np
-def causal_mask(T):
-    return np.tril(np.ones((T, T), dtype=bool), k=-1)
-''',
-        "upper_triangle": '''
-import numpy as np
-def causal_mask(T):
-    return np.triu(np.ones((T, T), dtype=bool))
-''',
-        "float_mask": '''
-import numpy as np
-def causal_mask(T):
-    return np.tril(np.ones((T, T)))
-''',
-        "true_means_blocked": '''
-import numpy as np
-def causal_mask(T):
-    return np.triu(np.ones((T, T), dtype=bool), k=1)
-''',
+    'causal_mask': {
+        'strictly_below_diagonal': swap('))', '), k=-1)'),
+        'upper_triangle': swap('tril', 'triu'),
+        'float_mask': swap(', dtype=bool', ''),
+        'true_means_blocked': swap('tril(np.ones((T, T), dtype=bool)', 'triu(np.ones((T, T), dtype=bool), k=1'),
     },
-    "multi_head_attention": {
-        "scaled_by_sqrt_d": '''
+    'multi_head_attention': {
+        'scaled_by_sqrt_d': '''
 import numpy as np
 def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     B, T_q, d = Xq.shape
@@ -243,7 +210,7 @@ def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     out = softmax(S, axis=-1) @ V
     return out.transpose(0, 2, 1, 3).reshape(B, T_q, d) @ W_o.T
 ''',
-        "interleaved_heads": '''
+        'interleaved_heads': '''
 import numpy as np
 def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     B, T_q, d = Xq.shape
@@ -258,7 +225,7 @@ def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     out, _ = scaled_dot_product_attention(Q, K, V, mask)
     return out.transpose(0, 2, 3, 1).reshape(B, T_q, d) @ W_o.T
 ''',
-        "reshape_without_transpose": '''
+        'reshape_without_transpose': '''
 import numpy as np
 def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     B, T_q, d = Xq.shape
@@ -273,7 +240,7 @@ def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     out, _ = scaled_dot_product_attention(Q, K, V, mask)
     return out.reshape(B, T_q, d) @ W_o.T
 ''',
-        "weights_not_transposed": '''
+        'weights_not_transposed': '''
 import numpy as np
 def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     B, T_q, d = Xq.shape
@@ -288,7 +255,7 @@ def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     out, _ = scaled_dot_product_attention(Q, K, V, mask)
     return out.transpose(0, 2, 1, 3).reshape(B, T_q, d) @ W_o
 ''',
-        "no_output_projection": '''
+        'no_output_projection': '''
 import numpy as np
 def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     B, T_q, d = Xq.shape
@@ -303,7 +270,7 @@ def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     out, _ = scaled_dot_product_attention(Q, K, V, mask)
     return out.transpose(0, 2, 1, 3).reshape(B, T_q, d)
 ''',
-        "batch_mask_broadcast_over_heads_axis": '''
+        'batch_mask_broadcast_over_heads_axis': '''
 import numpy as np
 def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     B, T_q, d = Xq.shape
@@ -319,15 +286,15 @@ def multi_head_attention(Xq, Xkv, W_q, W_k, W_v, W_o, n_heads, mask=None):
     return out.transpose(0, 2, 1, 3).reshape(B, T_q, d) @ W_o.T
 ''',
     },
-    "positional_encoding": {
-        "column_index_exponent": '''
+    'positional_encoding': {
+        'column_index_exponent': '''
 import numpy as np
 def positional_encoding(T, d):
     j = np.arange(d)
     angles = np.arange(T)[:, None] / 10000.0 ** (j / d)
     return np.where(j % 2 == 0, np.sin(angles), np.cos(angles))
 ''',
-        "sin_cos_swapped": '''
+        'sin_cos_swapped': '''
 import numpy as np
 def positional_encoding(T, d):
     angles = np.arange(T)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d)
@@ -336,53 +303,48 @@ def positional_encoding(T, d):
     PE[:, 1::2] = np.sin(angles[:, : d // 2])
     return PE
 ''',
-        "positions_from_one": '''
-import numpy as np
-def positional_encoding(T, d):
-    angles = np.arange(1, T + 1)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d)
-    PE = np.zeros((T, d))
-    PE[:, 0::2] = np.sin(angles)
-    PE[:, 1::2] = np.cos(angles[:, : d // 2])
-    return PE
-''',
-        "sines_then_cosines": '''
+        'positions_from_one': swap(
+            '''positions = np.arange(T)[:, None]
+    two_i = np.arange(0, d, 2)                          # 2i for every sine column
+    angles = positions / 10000.0 ** (two_i / d)         # (T, ceil(d / 2)''',
+            'angles = np.arange(1, T + 1)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d'),
+        'sines_then_cosines': '''
 import numpy as np
 def positional_encoding(T, d):
     angles = np.arange(T)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d)
     return np.concatenate([np.sin(angles), np.cos(angles[:, : d // 2])], axis=1)
 ''',
-        "odd_d_unsupported": '''
-import numpy as np
-def positional_encoding(T, d):
-    angles = np.arange(T)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d)
-    PE = np.zeros((T, d))
-    PE[:, 0::2] = np.sin(angles)
-    PE[:, 1::2] = np.cos(angles)
-    return PE
-''',
+        'odd_d_unsupported': swap(
+            ('''positions = np.arange(T)[:, None]
+    two_i = np.arange(0, d, 2)                          # 2i for every sine column
+    angles = positions / 10000.0 ** (two_i / d)         # (T, ceil(d / 2)''',
+             'angles = np.arange(T)[:, None] / 10000.0 ** (np.arange(0, d, 2) / d'),
+            ('[:, : d // 2]',
+             ''),
+        ),
     },
-    "patchify": {
-        "plain_reshape": '''
+    'patchify': {
+        'plain_reshape': '''
 import numpy as np
 def patchify(images, p):
     N, C, H, W = images.shape
     return images.reshape(N, (H // p) * (W // p), C * p * p)
 ''',
-        "channels_last_in_patch": '''
+        'channels_last_in_patch': '''
 import numpy as np
 def patchify(images, p):
     N, C, H, W = images.shape
     x = images.reshape(N, C, H // p, p, W // p, p).transpose(0, 2, 4, 3, 5, 1)
     return x.reshape(N, (H // p) * (W // p), C * p * p)
 ''',
-        "column_major_patches": '''
+        'column_major_patches': '''
 import numpy as np
 def patchify(images, p):
     N, C, H, W = images.shape
     x = images.reshape(N, C, H // p, p, W // p, p).transpose(0, 4, 2, 1, 3, 5)
     return x.reshape(N, (H // p) * (W // p), C * p * p)
 ''',
-        "casts_to_float": '''
+        'casts_to_float': '''
 import numpy as np
 def patchify(images, p):
     N, C, H, W = images.shape
@@ -390,168 +352,36 @@ def patchify(images, p):
     return x.reshape(N, (H // p) * (W // p), C * p * p)
 ''',
     },
-    "transformer_block": {
-        "post_ln": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    H = layer_norm(X + multi_head_attention(X, X, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask),
+    'transformer_block': {
+        'post_ln': swap(
+            '''A = layer_norm(X, p["ln1_g"], p["ln1_b"])
+    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
+    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
+    return H + F @ p["W2"].T + p["b2"]''',
+            '''H = layer_norm(X + multi_head_attention(X, X, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask),
                    p["ln1_g"], p["ln1_b"])
     F = np.maximum(H @ p["W1"].T + p["b1"], 0.0)
-    return layer_norm(H + F @ p["W2"].T + p["b2"], p["ln2_g"], p["ln2_b"])
-''',
-        "unbiased_variance": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, ddof=1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "residual_from_normalised_stream": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = A + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "eps_outside_sqrt": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / (np.sqrt(var) + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "layer_norm_over_time_axis": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-2, keepdims=True)
-        var = Z.var(axis=-2, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "ffn_reads_unnormalised_stream": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(H @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "no_relu": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"]
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "ln1_used_twice": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(layer_norm(H, p["ln1_g"], p["ln1_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "mask_ignored": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads)
-    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return H + F @ p["W2"].T + p["b2"]
-''',
-        "no_ffn_residual": '''
-import numpy as np
-def transformer_block(X, params, n_heads, mask=None):
-    X = np.asarray(X, dtype=float)
-    p = params
-
-    def layer_norm(Z, gamma, beta):
-        mu = Z.mean(axis=-1, keepdims=True)
-        var = Z.var(axis=-1, keepdims=True)
-        return (Z - mu) / np.sqrt(var + 1e-5) * gamma + beta
-
-    A = layer_norm(X, p["ln1_g"], p["ln1_b"])
-    H = X + multi_head_attention(A, A, p["W_q"], p["W_k"], p["W_v"], p["W_o"], n_heads, mask)
-    F = np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)
-    return F @ p["W2"].T + p["b2"]
-''',
-        "calls_torch": '''
+    return layer_norm(H + F @ p["W2"].T + p["b2"], p["ln2_g"], p["ln2_b"])'''),
+        'unbiased_variance': swap(
+            '''=-1, keepdims=True)
+        return''',
+            '''=-1, ddof=1, keepdims=True)
+        return'''),
+        'residual_from_normalised_stream': swap('= X + multi_head_attention', '= A + multi_head_attention'),
+        'eps_outside_sqrt': swap('np.sqrt(var', '(np.sqrt(var)'),
+        'layer_norm_over_time_axis': swap(
+            '''1, keepdims=True)
+        var = Z.var(axis=-1''',
+            '''2, keepdims=True)
+        var = Z.var(axis=-2'''),
+        'ffn_reads_unnormalised_stream': swap('layer_norm(H, p["ln2_g"], p["ln2_b"])', 'H'),
+        'no_relu': swap(
+            'np.maximum(layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"], 0.0)',
+            'layer_norm(H, p["ln2_g"], p["ln2_b"]) @ p["W1"].T + p["b1"]'),
+        'ln1_used_twice': swap('ln2_g"], p["ln2_b', 'ln1_g"], p["ln1_b'),
+        'mask_ignored': swap(', mask)', ')'),
+        'no_ffn_residual': swap('H + F ', 'F '),
+        'calls_torch': '''
 import numpy as np
 import torch
 def transformer_block(X, params, n_heads, mask=None):
@@ -564,21 +394,9 @@ def transformer_block(X, params, n_heads, mask=None):
     return (H + torch.relu(f @ t["W1"].T + t["b1"]) @ t["W2"].T + t["b2"]).numpy()
 ''',
     },
-    "sample_token": {
-        "multiplies_by_temperature": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) * temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        keep = np.argsort(-z, kind="stable")[:top_k]
-        kept = np.full(V, -np.inf)
-        kept[keep] = z[keep]
-        z = kept
-    p = np.exp(z - z.max())
-    return int(rng.choice(V, p=p / p.sum()))
-''',
-        "ignores_temperature": '''
+    'sample_token': {
+        'multiplies_by_temperature': swap(') / temperature', ') * temperature'),
+        'ignores_temperature': '''
 import numpy as np
 def sample_token(logits, temperature, rng, top_k=None):
     z = np.asarray(logits, dtype=float)
@@ -591,75 +409,25 @@ def sample_token(logits, temperature, rng, top_k=None):
     p = np.exp(z - z.max())
     return int(rng.choice(V, p=p / p.sum()))
 ''',
-        "keeps_smallest_logits": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) / temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        keep = np.argsort(z, kind="stable")[:top_k]
+        'keeps_smallest_logits': swap('-z', 'z'),
+        'ties_to_higher_index': swap('-z, kind="stable")', 'z, kind="stable")[::-1]'),
+        'threshold_keeps_ties': swap(
+            '''keep = np.argsort(-z, kind="stable")[:top_k]
         kept = np.full(V, -np.inf)
         kept[keep] = z[keep]
-        z = kept
-    p = np.exp(z - z.max())
-    return int(rng.choice(V, p=p / p.sum()))
-''',
-        "ties_to_higher_index": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) / temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        keep = np.argsort(z, kind="stable")[::-1][:top_k]
-        kept = np.full(V, -np.inf)
-        kept[keep] = z[keep]
-        z = kept
-    p = np.exp(z - z.max())
-    return int(rng.choice(V, p=p / p.sum()))
-''',
-        "threshold_keeps_ties": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) / temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        threshold = np.sort(z)[-top_k]
-        z = np.where(z >= threshold, z, -np.inf)
-    p = np.exp(z - z.max())
-    return int(rng.choice(V, p=p / p.sum()))
-''',
-        "off_by_one_top_k": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) / temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        keep = np.argsort(-z, kind="stable")[:top_k + 1]
-        kept = np.full(V, -np.inf)
-        kept[keep] = z[keep]
-        z = kept
-    p = np.exp(z - z.max())
-    return int(rng.choice(V, p=p / p.sum()))
-''',
-        "greedy": '''
+        z = kept''',
+            '''threshold = np.sort(z)[-top_k]
+        z = np.where(z >= threshold, z, -np.inf)'''),
+        'off_by_one_top_k': swap('top_k]', 'top_k + 1]'),
+        'greedy': '''
 import numpy as np
 def sample_token(logits, temperature, rng, top_k=None):
     return int(np.argmax(logits))
 ''',
-        "inverse_cdf_with_integers": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) / temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        keep = np.argsort(-z, kind="stable")[:top_k]
-        kept = np.full(V, -np.inf)
-        kept[keep] = z[keep]
-        z = kept
-    p = np.exp(z - z.max())
-    return int(np.searchsorted(np.cumsum(p / p.sum()), rng.integers(0, 2 ** 31) / 2 ** 31))
-''',
-        "unstable_softmax": '''
+        'inverse_cdf_with_integers': swap(
+            'rng.choice(V, p=p / p.sum()',
+            'np.searchsorted(np.cumsum(p / p.sum()), rng.integers(0, 2 ** 31) / 2 ** 31'),
+        'unstable_softmax': '''
 import numpy as np
 def sample_token(logits, temperature, rng, top_k=None):
     z = np.asarray(logits, dtype=float) / temperature
@@ -672,34 +440,25 @@ def sample_token(logits, temperature, rng, top_k=None):
     p = np.exp(z)
     return int(rng.choice(V, p=p / p.sum()))
 ''',
-        "two_draws": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = np.asarray(logits, dtype=float) / temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        keep = np.argsort(-z, kind="stable")[:top_k]
+        'two_draws': swap(
+            ''')
+    return''',
+            ''')
+    rng.random()
+    return'''),
+        'mutates_logits': swap(
+            ('np.asarray(logits, dtype=float) /',
+             '''logits
+    z /='''),
+            ('''keep = np.argsort(-z, kind="stable")[:top_k]
         kept = np.full(V, -np.inf)
         kept[keep] = z[keep]
-        z = kept
-    p = np.exp(z - z.max())
-    rng.random()
-    return int(rng.choice(V, p=p / p.sum()))
-''',
-        "mutates_logits": '''
-import numpy as np
-def sample_token(logits, temperature, rng, top_k=None):
-    z = logits
-    z /= temperature
-    V = z.shape[0]
-    if top_k is not None and top_k < V:
-        z[np.argsort(-z, kind="stable")[top_k:]] = -np.inf
-    p = np.exp(z - z.max())
-    return int(rng.choice(V, p=p / p.sum()))
-''',
+        z = kept''',
+             'z[np.argsort(-z, kind="stable")[top_k:]] = -np.inf'),
+        ),
     },
-    "bert_mask": {
-        "every_target_masked": '''
+    'bert_mask': {
+        'every_target_masked': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = rng.random(tokens.shape) < p
@@ -707,7 +466,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     corrupted[is_target] = mask_id
     return corrupted, is_target
 ''',
-        "independent_draws": '''
+        'independent_draws': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = rng.random(tokens.shape) < p
@@ -718,7 +477,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     corrupted[to_random] = rng.integers(0, vocab_size, size=int(to_random.sum()))
     return corrupted, is_target
 ''',
-        "is_target_only_masked": '''
+        'is_target_only_masked': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     chosen = rng.random(tokens.shape) < p
@@ -729,7 +488,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     corrupted[to_random] = rng.integers(0, vocab_size, size=int(to_random.sum()))
     return corrupted, corrupted == mask_id
 ''',
-        "p_ignored": '''
+        'p_ignored': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = rng.random(tokens.shape) < 0.15
@@ -740,7 +499,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     corrupted[to_random] = rng.integers(0, vocab_size, size=int(to_random.sum()))
     return corrupted, is_target
 ''',
-        "global_random_state": '''
+        'global_random_state': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = np.random.random(tokens.shape) < p
@@ -751,7 +510,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     corrupted[to_random] = np.random.randint(0, vocab_size, size=int(to_random.sum()))
     return corrupted, is_target
 ''',
-        "dtype_promoted": '''
+        'dtype_promoted': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = rng.random(tokens.shape) < p
@@ -761,7 +520,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
                          np.where(is_target & (r < 0.9), random_tokens, tokens))
     return corrupted, is_target
 ''',
-        "mutates_tokens": '''
+        'mutates_tokens': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = rng.random(tokens.shape) < p
@@ -772,7 +531,7 @@ def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     corrupted[to_random] = rng.integers(0, vocab_size, size=int(to_random.sum()))
     return corrupted, is_target
 ''',
-        "random_tokens_everywhere": '''
+        'random_tokens_everywhere': '''
 import numpy as np
 def bert_mask(tokens, mask_id, vocab_size, rng, p=0.15):
     is_target = rng.random(tokens.shape) < p
