@@ -1,14 +1,19 @@
-"""Plausible wrong implementations of the graded functions of ch08_tricks (tests of the tests)."""
+"""Plausible mistakes in the graded functions of ch08_tricks: each must make its test cell fail.
+
+Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
+whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
+"""
+from autograder.tests.mutants import swap
 
 MUTANTS = {
-    "init_weights": {
-        "transposed_shape": '''
+    'init_weights': {
+        'transposed_shape': '''
 import numpy as np
 def init_weights(fan_in, fan_out, scheme, rng):
     std = {"lecun": 1 / np.sqrt(fan_in), "xavier": np.sqrt(2 / (fan_in + fan_out)), "he": np.sqrt(2 / fan_in)}[scheme]
     return rng.normal(0.0, std, size=(fan_in, fan_out))
 ''',
-        "xavier_without_2": '''
+        'xavier_without_2': '''
 import numpy as np
 def init_weights(fan_in, fan_out, scheme, rng):
     if scheme == "lecun":
@@ -21,7 +26,7 @@ def init_weights(fan_in, fan_out, scheme, rng):
         raise ValueError(scheme)
     return rng.normal(0.0, std, size=(fan_out, fan_in))
 ''',
-        "he_uses_fan_out": '''
+        'he_uses_fan_out': '''
 import numpy as np
 def init_weights(fan_in, fan_out, scheme, rng):
     if scheme == "lecun":
@@ -34,31 +39,31 @@ def init_weights(fan_in, fan_out, scheme, rng):
         raise ValueError(scheme)
     return rng.normal(0.0, std, size=(fan_out, fan_in))
 ''',
-        "variance_as_std": '''
-import numpy as np
-def init_weights(fan_in, fan_out, scheme, rng):
-    if scheme == "lecun":
-        var = 1 / fan_in
+        'variance_as_std': swap(
+            ('std = 1.0 / np.sqrt(fan_in)',
+             'var = 1 / fan_in'),
+            ('std = np.sqrt(2.0 / (fan_in + fan_out)',
+             'var = 2 / (fan_in + fan_out'),
+            ('std = np.sqrt(2.0 / fan_in)',
+             'var = 2 / fan_in'),
+            ('''f"unknown initialisation scheme {scheme!r}")
+    return rng.normal(0.0, std''',
+             '''scheme)
+    return rng.normal(0.0, var'''),
+        ),
+        'unknown_scheme_falls_back_to_lecun': swap(
+            ('''lecun":
+        std = 1.0 / np.sqrt(fan_in)
     elif scheme == "xavier":
-        var = 2 / (fan_in + fan_out)
-    elif scheme == "he":
-        var = 2 / fan_in
-    else:
-        raise ValueError(scheme)
-    return rng.normal(0.0, var, size=(fan_out, fan_in))
-''',
-        "unknown_scheme_falls_back_to_lecun": '''
-import numpy as np
-def init_weights(fan_in, fan_out, scheme, rng):
-    if scheme == "xavier":
-        std = np.sqrt(2 / (fan_in + fan_out))
-    elif scheme == "he":
-        std = np.sqrt(2 / fan_in)
-    else:
-        std = 1 / np.sqrt(fan_in)
-    return rng.normal(0.0, std, size=(fan_out, fan_in))
-''',
-        "uniform_with_the_right_std": '''
+        std = np.sqrt(2.0''',
+             '''xavier":
+        std = np.sqrt(2'''),
+            ('sqrt(2.0 / fan_in',
+             'sqrt(2 / fan_in'),
+            ('raise ValueError(f"unknown initialisation scheme {scheme!r}"',
+             'std = 1 / np.sqrt(fan_in'),
+        ),
+        'uniform_with_the_right_std': '''
 import numpy as np
 def init_weights(fan_in, fan_out, scheme, rng):
     std = {"lecun": 1 / np.sqrt(fan_in), "xavier": np.sqrt(2 / (fan_in + fan_out)), "he": np.sqrt(2 / fan_in)}[scheme]
@@ -66,40 +71,38 @@ def init_weights(fan_in, fan_out, scheme, rng):
     return rng.uniform(-a, a, size=(fan_out, fan_in))
 ''',
     },
-    "orthogonal_init": {
-        "no_sign_fix": '''
-import numpy as np
-def orthogonal_init(n, rng):
-    Q, R = np.linalg.qr(rng.standard_normal((n, n)))
-    return Q
-''',
-        "rows_scaled": '''
-import numpy as np
-def orthogonal_init(n, rng):
-    Q, R = np.linalg.qr(rng.standard_normal((n, n)))
-    return Q * np.sign(np.diag(R))[:, None]
-''',
-        "svd_instead_of_qr": '''
-import numpy as np
-def orthogonal_init(n, rng):
-    U, s, Vt = np.linalg.svd(rng.standard_normal((n, n)))
-    return U
-''',
-        "transposed": '''
-import numpy as np
-def orthogonal_init(n, rng):
-    Q, R = np.linalg.qr(rng.standard_normal((n, n)))
-    return (Q * np.sign(np.diag(R))).T
-''',
-        "gram_matrix_not_orthogonal": '''
-import numpy as np
-def orthogonal_init(n, rng):
-    A = rng.standard_normal((n, n))
-    return A / np.linalg.norm(A, axis=0)
-''',
+    'orthogonal_init': {
+        'no_sign_fix': swap(
+            '''A = rng.standard_normal((n, n))
+    Q, R = np.linalg.qr(A)
+    return Q * np.sign(np.diag(R))''',
+            '''Q, R = np.linalg.qr(rng.standard_normal((n, n)))
+    return Q'''),
+        'rows_scaled': swap(
+            '''A = rng.standard_normal((n, n))
+    Q, R = np.linalg.qr(A)
+    return Q * np.sign(np.diag(R))''',
+            '''Q, R = np.linalg.qr(rng.standard_normal((n, n)))
+    return Q * np.sign(np.diag(R))[:, None]'''),
+        'svd_instead_of_qr': swap(
+            '''A = rng.standard_normal((n, n))
+    Q, R = np.linalg.qr(A)
+    return Q * np.sign(np.diag(R))''',
+            '''U, s, Vt = np.linalg.svd(rng.standard_normal((n, n)))
+    return U'''),
+        'transposed': swap(
+            '''A = rng.standard_normal((n, n))
+    Q, R = np.linalg.qr(A)
+    return Q * np.sign(np.diag(R))''',
+            '''Q, R = np.linalg.qr(rng.standard_normal((n, n)))
+    return (Q * np.sign(np.diag(R))).T'''),
+        'gram_matrix_not_orthogonal': swap(
+            '''Q, R = np.linalg.qr(A)
+    return Q * np.sign(np.diag(R)''',
+            'return A / np.linalg.norm(A, axis=0'),
     },
-    "activation_stds": {
-        "std_before_activation": '''
+    'activation_stds': {
+        'std_before_activation': '''
 import numpy as np
 def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
@@ -111,7 +114,7 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
         h = act(z)
     return np.array(out)
 ''',
-        "h_at_W_not_transposed": '''
+        'h_at_W_not_transposed': '''
 import numpy as np
 def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
@@ -122,7 +125,7 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
         out.append(h.std())
     return np.array(out)
 ''',
-        "weights_drawn_before_input": '''
+        'weights_drawn_before_input': '''
 import numpy as np
 def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
@@ -134,7 +137,7 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
         out.append(h.std())
     return np.array(out)
 ''',
-        "std_per_unit_averaged": '''
+        'std_per_unit_averaged': '''
 import numpy as np
 def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
@@ -145,7 +148,7 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
         out.append(h.std(axis=0).mean())
     return np.array(out)
 ''',
-        "includes_input_std": '''
+        'includes_input_std': '''
 import numpy as np
 def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
@@ -156,7 +159,7 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
         out.append(h.std())
     return np.array(out)
 ''',
-        "ignores_n_samples": '''
+        'ignores_n_samples': '''
 import numpy as np
 def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
@@ -168,36 +171,32 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     return np.array(out)
 ''',
     },
-    "dropout": {
-        "no_rescaling": '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x.copy()
-    return np.where(rng.random(x.shape) >= p, x, 0.0)
-''',
-        "keeps_with_probability_p": '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x.copy()
-    return np.where(rng.random(x.shape) < p, x / (1 - p), 0.0)
-''',
-        "scales_by_1_minus_p": '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x.copy()
-    return np.where(rng.random(x.shape) >= p, x * (1 - p), 0.0)
-''',
-        "binomial_mask": '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x.copy()
-    return x * rng.binomial(1, 1 - p, size=x.shape) / (1 - p)
-''',
-        "draws_in_eval_mode": '''
+    'dropout': {
+        'no_rescaling': swap(
+            '''np.array(x, dtype=float, copy=True)
+    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0 - p)''',
+            '''x.copy()
+    return np.where(rng.random(x.shape) >= p, x'''),
+        'keeps_with_probability_p': swap(
+            '''np.array(x, dtype=float, copy=True)
+    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0''',
+            '''x.copy()
+    return np.where(rng.random(x.shape) < p, x / (1'''),
+        'scales_by_1_minus_p': swap(
+            '''np.array(x, dtype=float, copy=True)
+    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0''',
+            '''x.copy()
+    return np.where(rng.random(x.shape) >= p, x * (1'''),
+        'binomial_mask': swap(
+            '''np.array(x, dtype=float, copy=True)
+    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0 - p), 0.0''',
+            '''x.copy()
+    return x * rng.binomial(1, 1 - p, size=x.shape) / (1 - p'''),
+        'draws_in_eval_mode': '''
 import numpy as np
 def dropout(x, p, rng, training=True):
     keep = rng.random(x.shape) >= p
@@ -205,33 +204,29 @@ def dropout(x, p, rng, training=True):
         return x.copy()
     return np.where(keep, x / (1 - p), 0.0)
 ''',
-        "mask_in_place": '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x.copy()
+        'mask_in_place': swap(
+            '''np.array(x, dtype=float, copy=True)
+    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0 - p), 0.0)''',
+            '''x.copy()
     x[rng.random(x.shape) < p] = 0.0
     x /= (1 - p)
-    return x
-''',
-        "rescales_in_eval_mode": '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x * (1 - p)
-    return np.where(rng.random(x.shape) >= p, x / (1 - p), 0.0)
-''',
-        "returns_x_itself_in_eval": """
-import numpy as np
-def dropout(x, p, rng, training=True):
-    if not training:
-        return x
+    return x'''),
+        'rescales_in_eval_mode': swap(
+            '''np.array(x, dtype=float, copy=True)
     keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1 - p), 0.0)
-""",
+    return np.where(keep, x / (1.0''',
+            '''x * (1 - p)
+    return np.where(rng.random(x.shape) >= p, x / (1'''),
+        'returns_x_itself_in_eval': swap(
+            ('np.array(x, dtype=float, copy=True)',
+             'x'),
+            ('.0 ',
+             ' '),
+        ),
     },
-    "batchnorm_forward": {
-        "biased_running_var": '''
+    'batchnorm_forward': {
+        'biased_running_var': '''
 import numpy as np
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
     if training:
@@ -242,7 +237,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
         mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
     return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
 ''',
-        "normalises_with_unbiased_var": '''
+        'normalises_with_unbiased_var': '''
 import numpy as np
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
     if training:
@@ -253,7 +248,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
         mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
     return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
 ''',
-        "momentum_reversed": '''
+        'momentum_reversed': '''
 import numpy as np
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
     if training:
@@ -265,7 +260,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
         mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
     return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
 ''',
-        "batch_stats_in_eval": '''
+        'batch_stats_in_eval': '''
 import numpy as np
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
     n = x.shape[0]
@@ -277,7 +272,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
         rm, rv = running_mean.copy(), running_var.copy()
     return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
 ''',
-        "eps_outside_sqrt": '''
+        'eps_outside_sqrt': '''
 import numpy as np
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
     if training:
@@ -289,7 +284,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
         mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
     return gamma * (x - mean) / (np.sqrt(var) + eps) + beta, rm, rv
 ''',
-        "running_stats_updated_in_place": '''
+        'running_stats_updated_in_place': '''
 import numpy as np
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
     if training:
@@ -303,7 +298,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
         mean, var = running_mean, running_var
     return gamma * (x - mean) / np.sqrt(var + eps) + beta, running_mean, running_var
 ''',
-        "uses_torch": '''
+        'uses_torch': '''
 import numpy as np
 import torch
 def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
@@ -312,47 +307,40 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
                                        training=training, momentum=momentum, eps=eps)
     return y.numpy(), rm.numpy(), rv.numpy()
 ''',
-        "eval_returns_the_running_arrays": """
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    if training:
-        n = x.shape[0]
-        mean, var = x.mean(axis=0), x.var(axis=0)
-        new_mean = (1 - momentum) * running_mean + momentum * mean
-        new_var = (1 - momentum) * running_var + momentum * var * n / (n - 1)
-    else:
-        mean, var = running_mean, running_var
-        new_mean, new_var = running_mean, running_var
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta, new_mean, new_var
-""",
+        'eval_returns_the_running_arrays': swap(
+            '''.copy(), running_var.copy()
+    y = gamma * (x - mean) / np.sqrt(var + eps) + beta
+    return y''',
+            ''', running_var
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta'''),
     },
-    "layernorm_forward": {
-        "unbiased_var": '''
+    'layernorm_forward': {
+        'unbiased_var': '''
 import numpy as np
 def layernorm_forward(x, gamma, beta, eps=1e-5):
     mean, var = x.mean(-1, keepdims=True), x.var(-1, ddof=1, keepdims=True)
     return gamma * (x - mean) / np.sqrt(var + eps) + beta
 ''',
-        "eps_outside_sqrt": '''
+        'eps_outside_sqrt': '''
 import numpy as np
 def layernorm_forward(x, gamma, beta, eps=1e-5):
     mean, std = x.mean(-1, keepdims=True), x.std(-1, keepdims=True)
     return gamma * (x - mean) / (std + eps) + beta
 ''',
-        "axis_1_only_for_2d": '''
-import numpy as np
-def layernorm_forward(x, gamma, beta, eps=1e-5):
-    x2 = np.atleast_2d(x)
+        'axis_1_only_for_2d': swap(
+            '''mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta''',
+            '''x2 = np.atleast_2d(x)
     mean, var = x2.mean(1, keepdims=True), x2.var(1, keepdims=True)
-    return (gamma * (x2 - mean) / np.sqrt(var + eps) + beta).reshape(x.shape)
-''',
-        "normalises_over_batch_axis": '''
+    return (gamma * (x2 - mean) / np.sqrt(var + eps) + beta).reshape(x.shape)'''),
+        'normalises_over_batch_axis': '''
 import numpy as np
 def layernorm_forward(x, gamma, beta, eps=1e-5):
     mean, var = x.mean(0, keepdims=True), x.var(0, keepdims=True)
     return gamma * (x - mean) / np.sqrt(var + eps) + beta
 ''',
-        "uses_torch": '''
+        'uses_torch': '''
 import numpy as np
 import torch
 def layernorm_forward(x, gamma, beta, eps=1e-5):
@@ -360,36 +348,21 @@ def layernorm_forward(x, gamma, beta, eps=1e-5):
                                           torch.tensor(beta), eps).numpy()
 ''',
     },
-    "weight_norm": {
-        "column_norms": '''
-import numpy as np
-def weight_norm(v, g):
-    return g[:, None] * v / np.linalg.norm(v, axis=0, keepdims=True)
-''',
-        "frobenius_norm": '''
-import numpy as np
-def weight_norm(v, g):
-    return g[:, None] * v / np.linalg.norm(v)
-''',
-        "squared_norm": '''
-import numpy as np
-def weight_norm(v, g):
-    return g[:, None] * v / (v ** 2).sum(axis=1, keepdims=True)
-''',
-        "abs_g": '''
-import numpy as np
-def weight_norm(v, g):
-    return np.abs(g)[:, None] * v / np.linalg.norm(v, axis=1, keepdims=True)
-''',
-        "uses_torch": '''
-import numpy as np
-import torch
-def weight_norm(v, g):
-    return torch._weight_norm(torch.tensor(v), torch.tensor(g[:, None]), 0).numpy()
-''',
+    'weight_norm': {
+        'column_norms': swap('1', '0'),
+        'frobenius_norm': swap(', axis=1, keepdims=True', ''),
+        'squared_norm': swap('np.linalg.norm(v, ', '(v ** 2).sum('),
+        'abs_g': swap('return g[:', 'return np.abs(g)[:'),
+        'uses_torch': swap(
+            ('def',
+             '''import torch
+def'''),
+            ('g[:, None] * v / np.linalg.norm(v, axis=1, keepdims=True',
+             'torch._weight_norm(torch.tensor(v), torch.tensor(g[:, None]), 0).numpy('),
+        ),
     },
-    "sgd_momentum_step": {
-        "weight_decay_after_momentum": '''
+    'sgd_momentum_step': {
+        'weight_decay_after_momentum': '''
 import numpy as np
 def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     if momentum == 0:
@@ -398,7 +371,7 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     d = grad + momentum * buf if nesterov else buf
     return param - lr * (d + weight_decay * param), buf
 ''',
-        "dampened_buffer": '''
+        'dampened_buffer': '''
 import numpy as np
 def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     g = grad + weight_decay * param
@@ -408,7 +381,7 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     d = g + momentum * buf if nesterov else buf
     return param - lr * d, buf
 ''',
-        "nesterov_ignored": '''
+        'nesterov_ignored': '''
 import numpy as np
 def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     g = grad + weight_decay * param
@@ -417,7 +390,7 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     buf = g.copy() if buf is None else momentum * buf + g
     return param - lr * buf, buf
 ''',
-        "nesterov_with_old_buffer": '''
+        'nesterov_with_old_buffer': '''
 import numpy as np
 def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     g = grad + weight_decay * param
@@ -428,7 +401,7 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     d = g + momentum * old if nesterov else buf
     return param - lr * d, buf
 ''',
-        "in_place_update": '''
+        'in_place_update': '''
 import numpy as np
 def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     g = grad + weight_decay * param
@@ -444,7 +417,7 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     param -= lr * d
     return param, buf
 ''',
-        "zero_buffer_without_momentum": '''
+        'zero_buffer_without_momentum': '''
 import numpy as np
 def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     g = grad + weight_decay * param
@@ -453,32 +426,32 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     return param - lr * d, buf
 ''',
     },
-    "adam_step": {
-        "no_bias_correction": '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    if decoupled:
-        param = param * (1 - lr * weight_decay)
-    else:
-        grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
+    'adam_step': {
+        'no_bias_correction': swap(
+            ('beta1, beta2',
+             'b1, b2'),
+            ('''beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2
+    m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat''',
+             '''b1 * m + (1 - b1) * grad
     v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * m / (np.sqrt(v) + eps), m, v
-''',
-        "eps_inside_sqrt": '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    if decoupled:
-        param = param * (1 - lr * weight_decay)
-    else:
-        grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
+    return param - lr * m / (np.sqrt(v'''),
+        ),
+        'eps_inside_sqrt': swap(
+            ('beta1, beta2',
+             'b1, b2'),
+            ('''beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2
+    m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat''',
+             '''b1 * m + (1 - b1) * grad
     v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** t)) / np.sqrt(v / (1 - b2 ** t) + eps), m, v
-''',
-        "decoupled_ignored": '''
+    return param - lr * (m / (1 - b1 ** t)) / np.sqrt(v / (1 - b2 ** t'''),
+        ),
+        'decoupled_ignored': '''
 import numpy as np
 def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
     b1, b2 = betas
@@ -487,7 +460,7 @@ def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weigh
     v = b2 * v + (1 - b2) * grad ** 2
     return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps), m, v
 ''',
-        "decay_without_lr": '''
+        'decay_without_lr': '''
 import numpy as np
 def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
     b1, b2 = betas
@@ -499,33 +472,33 @@ def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weigh
     v = b2 * v + (1 - b2) * grad ** 2
     return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps), m, v
 ''',
-        "bias_correction_off_by_one": '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    if decoupled:
-        param = param * (1 - lr * weight_decay)
-    else:
-        grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
+        'bias_correction_off_by_one': swap(
+            ('beta1, beta2',
+             'b1, b2'),
+            ('''beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2
+    m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat''',
+             '''b1 * m + (1 - b1) * grad
     v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** (t + 1))) / (np.sqrt(v / (1 - b2 ** (t + 1))) + eps), m, v
-''',
-        "moments_in_place": '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    if decoupled:
-        param = param * (1 - lr * weight_decay)
-    else:
-        grad = grad + weight_decay * param
-    m *= b1
+    return param - lr * (m / (1 - b1 ** (t + 1))) / (np.sqrt(v / (1 - b2 ** (t + 1))'''),
+        ),
+        'moments_in_place': swap(
+            ('beta1, beta2',
+             'b1, b2'),
+            ('''= beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2
+    m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat''',
+             '''*= b1
     m += (1 - b1) * grad
     v *= b2
     v += (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps), m, v
-''',
-        "decoupled_decay_after_step": '''
+    return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)'''),
+        ),
+        'decoupled_decay_after_step': '''
 import numpy as np
 def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
     b1, b2 = betas
@@ -538,21 +511,17 @@ def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weigh
         new = new * (1 - lr * weight_decay)
     return new, m, v
 ''',
-        "default_lr_1e-2": """
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-2, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    beta1, beta2 = betas
-    if decoupled:
-        param = param * (1 - lr * weight_decay)
-    else:
-        grad = grad + weight_decay * param
-    m = beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad ** 2
-    return param - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)) + eps), m, v
-""",
+        'default_lr_1e-2': swap(
+            ('3',
+             '2'),
+            ('''m_hat = m / (1 - beta1 ** t)
+    v_hat = v / (1 - beta2 ** t)
+    return param - lr * m_hat / (np.sqrt(v_hat''',
+             'return param - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)'),
+        ),
     },
-    "cross_entropy": {
-        "naive_softmax_overflows": '''
+    'cross_entropy': {
+        'naive_softmax_overflows': '''
 import numpy as np
 def cross_entropy(logits, targets, label_smoothing=0.0):
     q = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
@@ -561,7 +530,7 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
     nll = -log_q[np.arange(n), targets]
     return float(np.mean((1 - label_smoothing) * nll - label_smoothing * log_q.mean(axis=1)))
 ''',
-        "smoothing_over_other_classes": '''
+        'smoothing_over_other_classes': '''
 import numpy as np
 def cross_entropy(logits, targets, label_smoothing=0.0):
     z = logits - logits.max(axis=1, keepdims=True)
@@ -571,7 +540,7 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
     t[np.arange(n), targets] = 1 - label_smoothing
     return float(-(t * log_q).sum(axis=1).mean())
 ''',
-        "sum_over_batch": '''
+        'sum_over_batch': '''
 import numpy as np
 def cross_entropy(logits, targets, label_smoothing=0.0):
     z = logits - logits.max(axis=1, keepdims=True)
@@ -580,14 +549,13 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
     nll = -log_q[np.arange(n), targets]
     return float(np.sum((1 - label_smoothing) * nll - label_smoothing * log_q.mean(axis=1)))
 ''',
-        "smoothing_ignored": '''
-import numpy as np
-def cross_entropy(logits, targets, label_smoothing=0.0):
-    z = logits - logits.max(axis=1, keepdims=True)
-    log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    return float(-log_q[np.arange(logits.shape[0]), targets].mean())
-''',
-        "log_of_clipped_softmax": '''
+        'smoothing_ignored': swap(
+            '''n = logits.shape[0]
+    nll = -log_q[np.arange(n), np.asarray(targets, dtype=int)]
+    uniform = -log_q.mean(axis=1)
+    return float(np.mean((1 - label_smoothing) * nll + label_smoothing * uniform''',
+            'return float(-log_q[np.arange(logits.shape[0]), targets].mean('),
+        'log_of_clipped_softmax': '''
 import numpy as np
 def cross_entropy(logits, targets, label_smoothing=0.0):
     z = logits - logits.max(axis=1, keepdims=True)
@@ -597,7 +565,7 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
     nll = -log_q[np.arange(n), targets]
     return float(np.mean((1 - label_smoothing) * nll - label_smoothing * log_q.mean(axis=1)))
 ''',
-        "uses_torch": '''
+        'uses_torch': '''
 import numpy as np
 import torch
 def cross_entropy(logits, targets, label_smoothing=0.0):
@@ -605,8 +573,8 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
                                              label_smoothing=label_smoothing).item()
 ''',
     },
-    "distillation_loss": {
-        "t_squared_factor": '''
+    'distillation_loss': {
+        't_squared_factor': '''
 import numpy as np
 def distillation_loss(student_logits, teacher_logits, T):
     def log_softmax(z):
@@ -615,7 +583,7 @@ def distillation_loss(student_logits, teacher_logits, T):
     p = np.exp(log_softmax(teacher_logits / T))
     return float(-(p * log_softmax(student_logits / T)).sum(axis=1).mean() * T ** 2)
 ''',
-        "student_not_tempered": '''
+        'student_not_tempered': '''
 import numpy as np
 def distillation_loss(student_logits, teacher_logits, T):
     def log_softmax(z):
@@ -624,7 +592,7 @@ def distillation_loss(student_logits, teacher_logits, T):
     p = np.exp(log_softmax(teacher_logits / T))
     return float(-(p * log_softmax(student_logits)).sum(axis=1).mean())
 ''',
-        "kl_instead_of_cross_entropy": '''
+        'kl_instead_of_cross_entropy': '''
 import numpy as np
 def distillation_loss(student_logits, teacher_logits, T):
     def log_softmax(z):
@@ -633,14 +601,14 @@ def distillation_loss(student_logits, teacher_logits, T):
     log_p = log_softmax(teacher_logits / T)
     return float((np.exp(log_p) * (log_p - log_softmax(student_logits / T))).sum(axis=1).mean())
 ''',
-        "naive_softmax_overflows": '''
+        'naive_softmax_overflows': '''
 import numpy as np
 def distillation_loss(student_logits, teacher_logits, T):
     p = np.exp(teacher_logits / T) / np.exp(teacher_logits / T).sum(axis=1, keepdims=True)
     q = np.exp(student_logits / T) / np.exp(student_logits / T).sum(axis=1, keepdims=True)
     return float(-(p * np.log(q)).sum(axis=1).mean())
 ''',
-        "roles_swapped": '''
+        'roles_swapped': '''
 import numpy as np
 def distillation_loss(student_logits, teacher_logits, T):
     def log_softmax(z):
@@ -650,40 +618,24 @@ def distillation_loss(student_logits, teacher_logits, T):
     return float(-(q * log_softmax(teacher_logits / T)).sum(axis=1).mean())
 ''',
     },
-    "distillation_grad": {
-        "missing_one_over_T": '''
-import numpy as np
-def distillation_grad(student_logits, teacher_logits, T):
-    def softmax(z):
-        e = np.exp(z - z.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / student_logits.shape[0]
-''',
-        "missing_one_over_N": '''
-import numpy as np
-def distillation_grad(student_logits, teacher_logits, T):
-    def softmax(z):
-        e = np.exp(z - z.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T
-''',
-        "sign_flipped": '''
-import numpy as np
-def distillation_grad(student_logits, teacher_logits, T):
-    def softmax(z):
-        e = np.exp(z - z.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    return (softmax(teacher_logits / T) - softmax(student_logits / T)) / T / student_logits.shape[0]
-''',
-        "times_T_not_over_T": '''
-import numpy as np
-def distillation_grad(student_logits, teacher_logits, T):
-    def softmax(z):
-        e = np.exp(z - z.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) * T / student_logits.shape[0]
-''',
-        "naive_softmax_overflows": '''
+    'distillation_grad': {
+        'missing_one_over_T': swap(
+            '''n = student_logits.shape[0]
+    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
+            'return (softmax(student_logits / T) - softmax(teacher_logits / T)) / student_logits.shape[0]'),
+        'missing_one_over_N': swap(
+            '''n = student_logits.shape[0]
+    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
+            'return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T'),
+        'sign_flipped': swap(
+            '''n = student_logits.shape[0]
+    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
+            'return (softmax(teacher_logits / T) - softmax(student_logits / T)) / T / student_logits.shape[0]'),
+        'times_T_not_over_T': swap(
+            '''n = student_logits.shape[0]
+    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
+            'return (softmax(student_logits / T) - softmax(teacher_logits / T)) * T / student_logits.shape[0]'),
+        'naive_softmax_overflows': '''
 import numpy as np
 def distillation_grad(student_logits, teacher_logits, T):
     def softmax(z):
@@ -691,7 +643,7 @@ def distillation_grad(student_logits, teacher_logits, T):
         return e / e.sum(axis=1, keepdims=True)
     return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / student_logits.shape[0]
 ''',
-        "uses_autograd": '''
+        'uses_autograd': '''
 import numpy as np
 import torch
 def distillation_grad(student_logits, teacher_logits, T):
@@ -701,8 +653,8 @@ def distillation_grad(student_logits, teacher_logits, T):
     return s.grad.numpy()
 ''',
     },
-    "early_stopping": {
-        "ties_improve": '''
+    'early_stopping': {
+        'ties_improve': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     best, fails, stop = np.inf, 0, len(val_losses) - 1
@@ -716,7 +668,7 @@ def early_stopping(val_losses, patience):
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
 ''',
-        "patience_off_by_one": '''
+        'patience_off_by_one': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     best, fails, stop = np.inf, 0, len(val_losses) - 1
@@ -730,7 +682,7 @@ def early_stopping(val_losses, patience):
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
 ''',
-        "compares_with_previous_epoch": '''
+        'compares_with_previous_epoch': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     prev, fails, stop = np.inf, 0, len(val_losses) - 1
@@ -745,7 +697,7 @@ def early_stopping(val_losses, patience):
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
 ''',
-        "best_over_all_epochs": '''
+        'best_over_all_epochs': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     best, fails, stop = np.inf, 0, len(val_losses) - 1
@@ -759,7 +711,7 @@ def early_stopping(val_losses, patience):
             break
     return stop, int(np.argmin(val_losses))
 ''',
-        "never_stops_returns_length": '''
+        'never_stops_returns_length': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     best, fails, stop = np.inf, 0, len(val_losses)
@@ -773,7 +725,7 @@ def early_stopping(val_losses, patience):
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
 ''',
-        "failure_count_never_reset": """
+        'failure_count_never_reset': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     best, fails, stop = np.inf, 0, len(val_losses) - 1
@@ -786,8 +738,8 @@ def early_stopping(val_losses, patience):
             stop = e
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
-""",
-        "stops_the_epoch_after": """
+''',
+        'stops_the_epoch_after': '''
 import numpy as np
 def early_stopping(val_losses, patience):
     best, fails, stop = np.inf, 0, len(val_losses) - 1
@@ -800,71 +752,66 @@ def early_stopping(val_losses, patience):
             stop = min(e + 1, len(val_losses) - 1)
             break
     return stop, int(np.argmin(val_losses[:stop + 1]))
-""",
-    },
-    "ridge_solution": {
-        "missing_H_on_the_right": '''
-import numpy as np
-def ridge_solution(H, theta_star, mu):
-    return np.linalg.solve(H + mu * np.eye(len(H)), theta_star)
-''',
-        "diagonal_only": '''
-import numpy as np
-def ridge_solution(H, theta_star, mu):
-    lam = np.diag(H)
-    return lam / (lam + mu) * theta_star
-''',
-        "mu_added_to_every_entry": '''
-import numpy as np
-def ridge_solution(H, theta_star, mu):
-    return np.linalg.solve(H + mu, H @ theta_star)
-''',
-        "uniform_shrinkage": '''
-import numpy as np
-def ridge_solution(H, theta_star, mu):
-    return theta_star / (1 + mu)
-''',
-        "inverts_H": '''
-import numpy as np
-def ridge_solution(H, theta_star, mu):
-    Hinv = np.linalg.inv(H)
-    return np.linalg.solve(np.eye(len(H)) + mu * Hinv, theta_star)
 ''',
     },
-    "batchnorm_backward": {
-        "mean_treated_as_constant": """
+    'ridge_solution': {
+        'missing_H_on_the_right': swap(
+            '''d = H.shape[0]
+    return np.linalg.solve(H + mu * np.eye(d), H @''',
+            'return np.linalg.solve(H + mu * np.eye(len(H)),'),
+        'diagonal_only': swap(
+            '''d = H.shape[0]
+    return np.linalg.solve(H + mu * np.eye(d), H @ theta_star)''',
+            '''lam = np.diag(H)
+    return lam / (lam + mu) * theta_star'''),
+        'mu_added_to_every_entry': swap(
+            '''d = H.shape[0]
+    return np.linalg.solve(H + mu * np.eye(d)''',
+            'return np.linalg.solve(H + mu'),
+        'uniform_shrinkage': swap(
+            '''d = H.shape[0]
+    return np.linalg.solve(H + mu * np.eye(d), H @ theta_star''',
+            'return theta_star / (1 + mu'),
+        'inverts_H': swap(
+            '''d = H.shape[0]
+    return np.linalg.solve(H + mu * np.eye(d), H @''',
+            '''Hinv = np.linalg.inv(H)
+    return np.linalg.solve(np.eye(len(H)) + mu * Hinv,'''),
+    },
+    'batchnorm_backward': {
+        'mean_treated_as_constant': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=0) + eps)
     xhat = (x - x.mean(axis=0)) / s
     g = dy * gamma
     return (g - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
-        "variance_treated_as_constant": """
+''',
+        'variance_treated_as_constant': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=0) + eps)
     xhat = (x - x.mean(axis=0)) / s
     g = dy * gamma
     return (g - g.mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
-        "gamma_forgotten_in_dx": """
+''',
+        'gamma_forgotten_in_dx': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=0) + eps)
     xhat = (x - x.mean(axis=0)) / s
     g = dy
     return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
-        "unbiased_variance": """
+''',
+        'unbiased_variance': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=0, ddof=1) + eps)
     xhat = (x - x.mean(axis=0)) / s
     g = dy * gamma
     return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
-        "statistics_over_features": """
+''',
+        'statistics_over_features': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=1, keepdims=True) + eps)
@@ -872,36 +819,36 @@ def batchnorm_backward(dy, x, gamma, eps=1e-5):
     g = dy * gamma
     dx = (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True)) / s
     return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
-        "dgamma_not_summed": """
+''',
+        'dgamma_not_summed': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=0) + eps)
     xhat = (x - x.mean(axis=0)) / s
     g = dy * gamma
     return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, dy * xhat, dy.sum(axis=0)
-""",
-        "default_eps_1e-3": """
+''',
+        'default_eps_1e-3': '''
 import numpy as np
 def batchnorm_backward(dy, x, gamma, eps=1e-3):
     s = np.sqrt(x.var(axis=0) + eps)
     xhat = (x - x.mean(axis=0)) / s
     g = dy * gamma
     return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
+''',
     },
-    "layernorm_backward": {
-        "statistics_over_axis_0": """
-import numpy as np
-def layernorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=0, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=0, keepdims=True)) / s
-    g = dy * gamma
-    dx = (g - g.mean(axis=0, keepdims=True) - xhat * (g * xhat).mean(axis=0, keepdims=True)) / s
-    lead = tuple(range(x.ndim - 1))
-    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-""",
-        "variance_treated_as_constant": """
+    'layernorm_backward': {
+        'statistics_over_axis_0': swap(
+            ('''x = np.asarray(x, dtype=float)
+    dy = np.asarray(dy, dtype=float)
+    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=-1''',
+             '''s = np.sqrt(x.var(axis=0, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=0'''),
+            ('-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1',
+             '0, keepdims=True) - xhat * (g * xhat).mean(axis=0'),
+        ),
+        'variance_treated_as_constant': '''
 import numpy as np
 def layernorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
@@ -910,8 +857,8 @@ def layernorm_backward(dy, x, gamma, eps=1e-5):
     dx = (g - g.mean(axis=-1, keepdims=True)) / s
     lead = tuple(range(x.ndim - 1))
     return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-""",
-        "parameter_grads_summed_over_axis_0_only": """
+''',
+        'parameter_grads_summed_over_axis_0_only': '''
 import numpy as np
 def layernorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
@@ -919,8 +866,8 @@ def layernorm_backward(dy, x, gamma, eps=1e-5):
     g = dy * gamma
     dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
     return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-""",
-        "mean_treated_as_constant": """
+''',
+        'mean_treated_as_constant': '''
 import numpy as np
 def layernorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
@@ -929,8 +876,8 @@ def layernorm_backward(dy, x, gamma, eps=1e-5):
     dx = (g - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
     lead = tuple(range(x.ndim - 1))
     return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-""",
-        "dx_without_gamma": """
+''',
+        'dx_without_gamma': '''
 import numpy as np
 def layernorm_backward(dy, x, gamma, eps=1e-5):
     s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
@@ -939,7 +886,7 @@ def layernorm_backward(dy, x, gamma, eps=1e-5):
     dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
     lead = tuple(range(x.ndim - 1))
     return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-""",
+''',
     },
 }
 
