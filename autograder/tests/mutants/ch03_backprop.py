@@ -3,6 +3,7 @@
 Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
 whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
 """
+from autograder.tests.mutants import swap
 
 _VALUE = '''
 import math
@@ -184,75 +185,24 @@ class Dual:
 '''
 
 
-def _dual_mutant(*pairs):
-    src = _DUAL
-    for old, new in pairs:
-        assert old in src, old
-        src = src.replace(old, new)
-    return src
-
-
-_MLP = '''
-class MLP:
-    def __init__(self, n_in, sizes, rng):
-        self.layers = []
-        fan_in = n_in
-        for size in sizes:
-            layer = []
-            for _ in range(size):
-                weights = [Value(rng.uniform(-1, 1)) for _ in range(fan_in)]
-                layer.append((weights, Value(0.0)))
-            self.layers.append(layer)
-            fan_in = size
-
-    def __call__(self, x):
-        last = len(self.layers) - 1
-        for k, layer in enumerate(self.layers):
-            outputs = []
-            for weights, bias in layer:
-                act = bias
-                for w, xi in zip(weights, x):
-                    act = act + w * xi
-                outputs.append(act if k == last else act.relu())
-            x = outputs
-        return x[0] if len(x) == 1 else x
-
-    def parameters(self):
-        return [p for layer in self.layers for weights, bias in layer for p in (*weights, bias)]
-'''
-
-
-def _mlp_mutant(*pairs):
-    src = _MLP
-    for old, new in pairs:
-        assert old in src, old
-        src = src.replace(old, new)
-    return src
-
-
-def _value_with_backward(old, new):
-    """The reference Value with one local derivative changed (for the integration check)."""
-    return _value_mutant((old, new))
-
-
 MUTANTS = {
     "Value": {
-        "assigns_instead_of_accumulating": _value_mutant(
+        "assigns_instead_of_accumulating": swap(
             ("self.grad += out.grad\n            other.grad += out.grad",
              "self.grad = out.grad\n            other.grad = out.grad"),
             ("self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
              "self.grad = other.data * out.grad\n            other.grad = self.data * out.grad")),
-        "relu_derivative_one_at_zero": _value_mutant(
+        "relu_derivative_one_at_zero": swap(
             ("(1.0 if self.data > 0 else 0.0) * out.grad", "(1.0 if self.data >= 0 else 0.0) * out.grad")),
-        "naive_sigmoid_overflows": _value_mutant(
+        "naive_sigmoid_overflows": swap(
             ("""        if x >= 0:
             s = 1.0 / (1.0 + math.exp(-x))
         else:
             e = math.exp(x)
             s = e / (1.0 + e)""", "        s = 1.0 / (1.0 + math.exp(-x))")),
-        "rsub_wrong_order": _value_mutant(
+        "rsub_wrong_order": swap(
             ("return Value._lift(other) - self", "return self - other")),
-        "rtruediv_wrong_order": _value_mutant(
+        "rtruediv_wrong_order": swap(
             ("return Value._lift(other) * self ** -1", "return self / other")),
         "recursive_backward_without_topological_order": _value_mutant(
             ("""        topo, visited = [], set()
@@ -273,20 +223,20 @@ MUTANTS = {
             for child in v._prev:
                 go(child)
         go(self)""")),
-        "log_derivative_of_output": _value_mutant(
+        "log_derivative_of_output": swap(
             ("self.grad += out.grad / self.data", "self.grad += out.grad / out.data")),
-        "tanh_derivative_wrong_sign": _value_mutant(
+        "tanh_derivative_wrong_sign": swap(
             ("(1.0 - t * t) * out.grad", "(1.0 + t * t) * out.grad")),
-        "pow_forgets_exponent": _value_mutant(
+        "pow_forgets_exponent": swap(
             ("self.grad += p * self.data ** (p - 1) * out.grad", "self.grad += self.data ** (p - 1) * out.grad")),
-        "prev_is_a_list": _value_mutant(
+        "prev_is_a_list": swap(
             ("self._prev = tuple(_prev)", "self._prev = list(_prev)")),
-        "mul_backward_swapped": _value_with_backward(
+        "mul_backward_swapped": swap(
             "self.grad += other.data * out.grad\n            other.grad += self.data * out.grad",
             "self.grad += self.data * out.grad\n            other.grad += other.data * out.grad"),
-        "relu_passes_every_gradient": _value_with_backward(
+        "relu_passes_every_gradient": swap(
             "(1.0 if self.data > 0 else 0.0) * out.grad", "out.grad"),
-        "add_backward_assigns": _value_with_backward(
+        "add_backward_assigns": swap(
             "self.grad += out.grad\n            other.grad += out.grad",
             "self.grad = out.grad\n            other.grad = out.grad"),
     },
@@ -496,17 +446,17 @@ def two_layer_grads(x, y, w1, w2):
 ''',
     },
     "Dual": {
-        "sin_tangent_minus_cos": _dual_mutant(
+        "sin_tangent_minus_cos": swap(
             ("math.cos(self.value) * self.tangent", "-math.cos(self.value) * self.tangent")),
-        "product_rule_missing_term": _dual_mutant(
+        "product_rule_missing_term": swap(
             ("self.tangent * other.value + self.value * other.tangent", "self.tangent * other.value")),
-        "rsub_wrong_order": _dual_mutant(
+        "rsub_wrong_order": swap(
             ("return Dual._lift(other) - self", "return self - other")),
-        "exp_ignores_incoming_tangent": _dual_mutant(
+        "exp_ignores_incoming_tangent": swap(
             ("return Dual(e, e * self.tangent)", "return Dual(e, e)")),
-        "no_reflected_add": _dual_mutant(
+        "no_reflected_add": swap(
             ("    def __radd__(self, other):\n        return self + other\n", "")),
-        "neg_keeps_tangent": _dual_mutant(
+        "neg_keeps_tangent": swap(
             ("return Dual(-self.value, -self.tangent)", "return Dual(-self.value, self.tangent)")),
     },
     "jvp": {
@@ -540,24 +490,24 @@ def jvp(f, x, v):
 ''',
     },
     "MLP": {
-        "relu_on_the_last_layer": _mlp_mutant(
+        "relu_on_the_last_layer": swap(
             ("outputs.append(act if k == last else act.relu())", "outputs.append(act.relu())")),
-        "no_relu_at_all": _mlp_mutant(
+        "no_relu_at_all": swap(
             ("outputs.append(act if k == last else act.relu())", "outputs.append(act)")),
-        "bias_drawn_from_rng": _mlp_mutant(
+        "bias_drawn_from_rng": swap(
             ("layer.append((weights, Value(0.0)))", "layer.append((weights, Value(rng.uniform(-1, 1))))")),
-        "biases_listed_first": _mlp_mutant(
+        "biases_listed_first": swap(
             ("for p in (*weights, bias)]", "for p in (bias, *weights)]")),
-        "weights_drawn_input_major": _mlp_mutant(
+        "weights_drawn_input_major": swap(
             ("""            layer = []
             for _ in range(size):
                 weights = [Value(rng.uniform(-1, 1)) for _ in range(fan_in)]
                 layer.append((weights, Value(0.0)))""",
              """            columns = [[Value(rng.uniform(-1, 1)) for _ in range(size)] for _ in range(fan_in)]
             layer = [([columns[i][j] for i in range(fan_in)], Value(0.0)) for j in range(size)]""")),
-        "always_returns_a_list": _mlp_mutant(
+        "always_returns_a_list": swap(
             ("return x[0] if len(x) == 1 else x", "return x")),
-        "parameters_are_copies": _mlp_mutant(
+        "parameters_are_copies": swap(
             ("for p in (*weights, bias)]", "for p in (*(Value(w.data) for w in weights), Value(bias.data))]")),
     },
     "zero_grad": {

@@ -3,38 +3,7 @@
 Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
 whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
 """
-
-_MPB = '''
-import numpy as np
-def max_pool2d_backward(X, dY, kernel_size, stride=None):
-    X = np.asarray(X, dtype=float)
-    dY = np.asarray(dY, dtype=float)
-    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
-    if stride is None:
-        stride = (kh, kw)
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride
-    H, Wd = X.shape[-2:]
-    oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1
-    windows = np.empty(X.shape[:-2] + (oh, ow, kh * kw))
-    for a in range(kh):
-        for c in range(kw):
-            windows[..., a * kw + c] = X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]
-    winner = windows.argmax(axis=-1)
-    dX = np.zeros_like(X)
-    for a in range(kh):
-        for c in range(kw):
-            dX[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw] += np.where(winner == a * kw + c, dY, 0.0)
-    return dX
-'''
-
-
-def _mpb_mutant(*pairs):
-    src = _MPB
-    for old, new in pairs:
-        assert old in src, old
-        src = src.replace(old, new)
-    return src
-
+from autograder.tests.mutants import swap
 
 MUTANTS = {
     "conv1d_full": {
@@ -596,19 +565,19 @@ def build_digits_cnn():
 ''',
     },
     "max_pool2d_backward": {
-        "every_tied_maximum_gets_the_gradient": _mpb_mutant(
+        "every_tied_maximum_gets_the_gradient": swap(
             ("np.where(winner == a * kw + c, dY, 0.0)",
              "np.where(windows[..., a * kw + c] == windows.max(axis=-1), dY, 0.0)")),
-        "last_maximum_wins_ties": _mpb_mutant(
+        "last_maximum_wins_ties": swap(
             ("winner = windows.argmax(axis=-1)", "winner = kh * kw - 1 - windows[..., ::-1].argmax(axis=-1)")),
-        "spread_like_average_pooling": _mpb_mutant(
+        "spread_like_average_pooling": swap(
             ("np.where(winner == a * kw + c, dY, 0.0)", "dY / (kh * kw)")),
-        "overlapping_windows_overwrite": _mpb_mutant(
+        "overlapping_windows_overwrite": swap(
             ("dX[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw] += np.where(",
              "dX[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw] = np.where(")),
-        "stride_ignored": _mpb_mutant(
+        "stride_ignored": swap(
             ("    if stride is None:\n        stride = (kh, kw)\n", "    stride = (kh, kw)\n")),
-        "gradient_to_the_window_corner": _mpb_mutant(
+        "gradient_to_the_window_corner": swap(
             ("np.where(winner == a * kw + c, dY, 0.0)", "(dY if a == 0 and c == 0 else 0.0 * dY)")),
         "uses_torch_autograd": '''
 import numpy as np
