@@ -177,7 +177,8 @@ def conv2d(X, W, b=None, stride=1, padding=0):
     out = np.zeros((N, C_out, oh, ow))
     for a in range(kh):
         for c in range(kw):
-            out += np.einsum("nchw,oc->nohw", Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
+            out += np.einsum("nchw,oc->nohw",
+                             Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
     if b is not None:
         out += np.asarray(b, float)[None, :, None, None]
     return out
@@ -195,7 +196,8 @@ def conv2d(X, W, b=None, stride=1, padding=0):
     out = np.zeros((N, C_out, oh, ow))
     for a in range(kh):
         for c in range(kw):
-            out += np.einsum("nchw,oc->nohw", Xp[:, :, a:a + s * (oh - 1) + 1:s, c:c + s * (ow - 1) + 1:s], W[:, :, a, c])
+            out += np.einsum("nchw,oc->nohw",
+                             Xp[:, :, a:a + s * (oh - 1) + 1:s, c:c + s * (ow - 1) + 1:s], W[:, :, a, c])
     if b is not None:
         out += np.asarray(b, float)[None, :, None, None]
     return out
@@ -213,7 +215,8 @@ def conv2d(X, W, b=None, stride=1, padding=0):
     out = np.zeros((N, C_out, oh, ow))
     for a in range(kh):
         for c in range(kw):
-            out += np.einsum("nchw,oc->nohw", Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
+            out += np.einsum("nchw,oc->nohw",
+                             Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
     if b is not None:
         out += np.asarray(b, float)[None, :, None, None]
     return out
@@ -250,7 +253,8 @@ def conv2d(X, W, b=None, stride=1, padding=0):
     out = np.zeros((N, C_out, oh, ow))
     for a in range(kh):
         for c in range(kw):
-            out += np.einsum("nchw,oc->nohw", Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
+            out += np.einsum("nchw,oc->nohw",
+                             Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
     return out
 ''',
         "calls_torch": '''

@@ -389,7 +389,8 @@ def transformer_block(X, params, n_heads, mask=None):
     x = torch.from_numpy(np.asarray(X, dtype=float))
     d = x.shape[-1]
     a = torch.nn.functional.layer_norm(x, (d,), t["ln1_g"], t["ln1_b"], eps=1e-5).numpy()
-    H = x + torch.from_numpy(multi_head_attention(a, a, params["W_q"], params["W_k"], params["W_v"], params["W_o"], n_heads, mask))
+    H = x + torch.from_numpy(multi_head_attention(a, a, params["W_q"], params["W_k"], params["W_v"],
+                                                  params["W_o"], n_heads, mask))
     f = torch.nn.functional.layer_norm(H, (d,), t["ln2_g"], t["ln2_b"], eps=1e-5)
     return (H + torch.relu(f @ t["W1"].T + t["b1"]) @ t["W2"].T + t["b2"]).numpy()
 ''',

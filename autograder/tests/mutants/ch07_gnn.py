@@ -453,7 +453,8 @@ def wl_colors(A, iterations):
     neighbours = [np.flatnonzero(A[i]) for i in range(M)]''',
              'M = len(A)'),
             ('signatures = [(colours[i], tuple(sorted(colours[j] for j in neighbours[i])))',
-             '''sigs = [str(colours[i]) + "".join(str(colours[j]) for j in sorted(np.flatnonzero(A[i]), key=lambda j: colours[j]))
+             '''sigs = [str(colours[i]) + "".join(str(colours[j])
+                                      for j in sorted(np.flatnonzero(A[i]), key=lambda j: colours[j]))
                '''),
             ('sig, len(table)) for sig in signatures',
              's, len(table)) for s in sigs'),

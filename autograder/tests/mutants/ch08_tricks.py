@@ -893,8 +893,9 @@ def layernorm_backward(dy, x, gamma, eps=1e-5):
 # Mistakes that must also fail the digits-network check: a wrong backward through batch norm fails
 # the network's gradient check; broken dropout, momentum or initialisation spoil the recipe.
 INTEGRATION = {
-    "test_digits_recipe": ["batchnorm_backward/variance_treated_as_constant", "batchnorm_backward/mean_treated_as_constant",
-                           "batchnorm_backward/gamma_forgotten_in_dx", "batchnorm_backward/default_eps_1e-3",
+    "test_digits_recipe": ["batchnorm_backward/variance_treated_as_constant",
+                           "batchnorm_backward/mean_treated_as_constant", "batchnorm_backward/gamma_forgotten_in_dx",
+                           "batchnorm_backward/default_eps_1e-3",
                            "batchnorm_forward/normalises_with_unbiased_var", "dropout/no_rescaling",
                            "sgd_momentum_step/dampened_buffer", "init_weights/transposed_shape"],
 }
