@@ -6,8 +6,8 @@ whole solution cell; the format and the loader are in autograder/tests/mutants/_
 from autograder.tests.mutants import swap
 
 MUTANTS = {
-    "conv1d_full": {
-        "correlation_no_flip": '''
+    'conv1d_full': {
+        'correlation_no_flip': '''
 import numpy as np
 def conv1d_full(f, h):
     f, h = np.asarray(f, float), np.asarray(h, float)
@@ -17,12 +17,12 @@ def conv1d_full(f, h):
         out[t:t + n] += h[m - 1 - t] * f
     return out
 ''',
-        "same_length": '''
+        'same_length': '''
 import numpy as np
 def conv1d_full(f, h):
     return np.convolve(f, h, mode="same")
 ''',
-        "length_n_plus_m": '''
+        'length_n_plus_m': '''
 import numpy as np
 def conv1d_full(f, h):
     f, h = np.asarray(f, float), np.asarray(h, float)
@@ -32,7 +32,7 @@ def conv1d_full(f, h):
         out[t:t + n] += h[t] * f
     return out
 ''',
-        "truncated_to_signal_length": '''
+        'truncated_to_signal_length': '''
 import numpy as np
 def conv1d_full(f, h):
     f, h = np.asarray(f, float), np.asarray(h, float)
@@ -45,28 +45,24 @@ def conv1d_full(f, h):
     return out
 ''',
     },
-    "toeplitz": {
-        "transposed": '''
-import numpy as np
-def toeplitz(h, n):
-    h = np.asarray(h, float)
-    m = len(h)
-    H = np.zeros((n + m - 1, n))
-    for j in range(n):
-        H[j:j + m, j] = h
-    return H.T
+    'toeplitz': {
+        'transposed': swap(
+            ('dtype=',
+             ''),
+            ('''H
 ''',
-        "flipped_kernel": '''
-import numpy as np
-def toeplitz(h, n):
-    h = np.asarray(h, float)
-    m = len(h)
-    H = np.zeros((n + m - 1, n))
-    for j in range(n):
-        H[j:j + m, j] = h[::-1]
-    return H
+             '''H.T
+'''),
+        ),
+        'flipped_kernel': swap(
+            ('dtype=',
+             ''),
+            ('''h
 ''',
-        "square_n_by_n": '''
+             '''h[::-1]
+'''),
+        ),
+        'square_n_by_n': '''
 import numpy as np
 def toeplitz(h, n):
     h = np.asarray(h, float)
@@ -77,21 +73,19 @@ def toeplitz(h, n):
                 H[u, j] = h[u - j]
     return H
 ''',
-        "upper_band": '''
-import numpy as np
-def toeplitz(h, n):
-    h = np.asarray(h, float)
-    m = len(h)
-    H = np.zeros((n + m - 1, n))
-    for u in range(n + m - 1):
+        'upper_band': swap(
+            ('dtype=',
+             ''),
+            ('''j in range(n):
+        H[j:j + m, j] = h''',
+             '''u in range(n + m - 1):
         for j in range(n):
             if 0 <= j - u + m - 1 < m:
-                H[u, j] = h[j - u + m - 1]
-    return H
-''',
+                H[u, j] = h[j - u + m - 1]'''),
+        ),
     },
-    "corr2d": {
-        "true_convolution": '''
+    'corr2d': {
+        'true_convolution': '''
 import numpy as np
 def corr2d(X, K):
     X, K = np.asarray(X, float), np.asarray(K, float)[::-1, ::-1]
@@ -103,7 +97,7 @@ def corr2d(X, K):
             out += K[a, b] * X[a:a + oh, b:b + ow]
     return out
 ''',
-        "off_by_one_size": '''
+        'off_by_one_size': '''
 import numpy as np
 def corr2d(X, K):
     X, K = np.asarray(X, float), np.asarray(K, float)
@@ -115,7 +109,7 @@ def corr2d(X, K):
             out[i, j] = (X[i:i + kh, j:j + kw] * K).sum()
     return out
 ''',
-        "kernel_axes_swapped": '''
+        'kernel_axes_swapped': '''
 import numpy as np
 def corr2d(X, K):
     X, K = np.asarray(X, float), np.asarray(K, float)
@@ -127,7 +121,7 @@ def corr2d(X, K):
             out[i, j] = (X[i:i + kh, j:j + kw] * K.T.reshape(kh, kw)).sum()
     return out
 ''',
-        "square_kernel_assumed": '''
+        'square_kernel_assumed': '''
 import numpy as np
 def corr2d(X, K):
     X, K = np.asarray(X, float), np.asarray(K, float)
@@ -140,31 +134,29 @@ def corr2d(X, K):
     return out
 ''',
     },
-    "conv_output_size": {
-        "no_dilation": '''
-def conv_output_size(n, k, padding=0, stride=1, dilation=1):
-    return (n + 2 * padding - k) // stride + 1
-''',
-        "ceil_instead_of_floor": '''
-import math
-def conv_output_size(n, k, padding=0, stride=1, dilation=1):
-    return math.ceil((n + 2 * padding - dilation * (k - 1) - 1) / stride) + 1
-''',
-        "padding_one_side": '''
-def conv_output_size(n, k, padding=0, stride=1, dilation=1):
-    return (n + padding - dilation * (k - 1) - 1) // stride + 1
-''',
-        "float_result": '''
-def conv_output_size(n, k, padding=0, stride=1, dilation=1):
-    return (n + 2 * padding - dilation * (k - 1) - 1) / stride + 1
-''',
-        "dilation_times_k": '''
-def conv_output_size(n, k, padding=0, stride=1, dilation=1):
-    return (n + 2 * padding - dilation * k) // stride + 1
-''',
+    'conv_output_size': {
+        'no_dilation': swap(
+            'int((n + 2 * padding - dilation * (k - 1) - 1) // stride + 1)',
+            '(n + 2 * padding - k) // stride + 1'),
+        'ceil_instead_of_floor': swap(
+            ('def',
+             '''import math
+def'''),
+            ('int((n + 2 * padding - dilation * (k - 1) - 1) // stride + 1)',
+             'math.ceil((n + 2 * padding - dilation * (k - 1) - 1) / stride) + 1'),
+        ),
+        'padding_one_side': swap(
+            'int((n + 2 * padding - dilation * (k - 1) - 1) // stride + 1)',
+            '(n + padding - dilation * (k - 1) - 1) // stride + 1'),
+        'float_result': swap(
+            'int((n + 2 * padding - dilation * (k - 1) - 1) // stride + 1)',
+            '(n + 2 * padding - dilation * (k - 1) - 1) / stride + 1'),
+        'dilation_times_k': swap(
+            'int((n + 2 * padding - dilation * (k - 1) - 1) // stride + 1)',
+            '(n + 2 * padding - dilation * k) // stride + 1'),
     },
-    "conv2d": {
-        "flipped_kernel": '''
+    'conv2d': {
+        'flipped_kernel': '''
 import numpy as np
 def conv2d(X, W, b=None, stride=1, padding=0):
     X, W = np.asarray(X, float), np.asarray(W, float)[:, :, ::-1, ::-1]
@@ -183,7 +175,7 @@ def conv2d(X, W, b=None, stride=1, padding=0):
         out += np.asarray(b, float)[None, :, None, None]
     return out
 ''',
-        "tuple_uses_first_entry_only": '''
+        'tuple_uses_first_entry_only': '''
 import numpy as np
 def conv2d(X, W, b=None, stride=1, padding=0):
     X, W = np.asarray(X, float), np.asarray(W, float)
@@ -202,7 +194,7 @@ def conv2d(X, W, b=None, stride=1, padding=0):
         out += np.asarray(b, float)[None, :, None, None]
     return out
 ''',
-        "pads_one_side_only": '''
+        'pads_one_side_only': '''
 import numpy as np
 def conv2d(X, W, b=None, stride=1, padding=0):
     X, W = np.asarray(X, float), np.asarray(W, float)
@@ -221,7 +213,7 @@ def conv2d(X, W, b=None, stride=1, padding=0):
         out += np.asarray(b, float)[None, :, None, None]
     return out
 ''',
-        "no_sum_over_input_channels": '''
+        'no_sum_over_input_channels': '''
 import numpy as np
 def conv2d(X, W, b=None, stride=1, padding=0):
     X, W = np.asarray(X, float), np.asarray(W, float)
@@ -240,7 +232,7 @@ def conv2d(X, W, b=None, stride=1, padding=0):
         out += np.asarray(b, float)[None, :, None, None]
     return out
 ''',
-        "bias_ignored": '''
+        'bias_ignored': '''
 import numpy as np
 def conv2d(X, W, b=None, stride=1, padding=0):
     X, W = np.asarray(X, float), np.asarray(W, float)
@@ -257,7 +249,7 @@ def conv2d(X, W, b=None, stride=1, padding=0):
                              Xp[:, :, a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw], W[:, :, a, c])
     return out
 ''',
-        "calls_torch": '''
+        'calls_torch': '''
 import numpy as np
 def conv2d(X, W, b=None, stride=1, padding=0):
     import torch
@@ -267,13 +259,13 @@ def conv2d(X, W, b=None, stride=1, padding=0):
                     stride=stride, padding=padding).numpy()
 ''',
     },
-    "conv2d_backward": {
-        "zeros_of_the_right_shapes": '''
+    'conv2d_backward': {
+        'zeros_of_the_right_shapes': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     return np.zeros(np.shape(X)), np.zeros(np.shape(W)), np.zeros(np.shape(W)[0])
 ''',
-        "dX_without_flip": '''
+        'dX_without_flip': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -286,7 +278,7 @@ def conv2d_backward(X, W, dY):
             dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, kh - 1 - a, kw - 1 - c])
     return dX, dW, dY.sum(axis=(0, 2, 3))
 ''',
-        "db_mean_not_sum": '''
+        'db_mean_not_sum': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -299,7 +291,7 @@ def conv2d_backward(X, W, dY):
             dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
     return dX, dW, dY.mean(axis=(0, 2, 3))
 ''',
-        "dW_first_image_only": '''
+        'dW_first_image_only': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -312,7 +304,7 @@ def conv2d_backward(X, W, dY):
             dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
     return dX, dW, dY.sum(axis=(0, 2, 3))
 ''',
-        "dX_overwrites_instead_of_accumulating": '''
+        'dX_overwrites_instead_of_accumulating': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -325,7 +317,7 @@ def conv2d_backward(X, W, dY):
             dX[:, :, a:a + oh, c:c + ow] = np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
     return dX, dW, dY.sum(axis=(0, 2, 3))
 ''',
-        "uses_torch_autograd": '''
+        'uses_torch_autograd': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     import torch
@@ -336,7 +328,7 @@ def conv2d_backward(X, W, dY):
     (F.conv2d(Xt, Wt, bt) * torch.tensor(np.asarray(dY, float))).sum().backward()
     return Xt.grad.numpy(), Wt.grad.numpy(), bt.grad.numpy()
 ''',
-        "dW_with_flipped_kernel": '''
+        'dW_with_flipped_kernel': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -349,7 +341,7 @@ def conv2d_backward(X, W, dY):
             dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
     return dX, dW, dY.sum(axis=(0, 2, 3))
 ''',
-        "dW_transposed_window": '''
+        'dW_transposed_window': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -362,7 +354,7 @@ def conv2d_backward(X, W, dY):
             dX[:, :, a:a + oh, c:c + ow] += np.einsum("nohw,oc->nchw", dY, W[:, :, a, c])
     return dX, dW, dY.sum(axis=(0, 2, 3))
 ''',
-        "dW_mean_over_the_batch": '''
+        'dW_mean_over_the_batch': '''
 import numpy as np
 def conv2d_backward(X, W, dY):
     X, W, dY = np.asarray(X, float), np.asarray(W, float), np.asarray(dY, float)
@@ -376,36 +368,26 @@ def conv2d_backward(X, W, dY):
     return dX, dW, dY.sum(axis=(0, 2, 3))
 ''',
     },
-    "max_pool2d": {
-        "stride_one_by_default": '''
-import numpy as np
-def max_pool2d(X, kernel_size, stride=None):
-    X = np.asarray(X, float)
-    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
-    sh, sw = (1, 1) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)
-    H, Wd = X.shape[-2:]
-    oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1
-    out = np.full(X.shape[:-2] + (oh, ow), -np.inf)
-    for a in range(kh):
-        for c in range(kw):
-            out = np.maximum(out, X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw])
-    return out
-''',
-        "starts_at_zero": '''
-import numpy as np
-def max_pool2d(X, kernel_size, stride=None):
-    X = np.asarray(X, float)
-    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
-    sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)
-    H, Wd = X.shape[-2:]
-    oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1
-    out = np.zeros(X.shape[:-2] + (oh, ow))
-    for a in range(kh):
-        for c in range(kw):
-            out = np.maximum(out, X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw])
-    return out
-''',
-        "reshape_assumes_divisible": '''
+    'max_pool2d': {
+        'stride_one_by_default': swap(
+            ('dtype=',
+             ''),
+            ('''if stride is None:
+        stride = (kh, kw)
+    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
+             'sh, sw = (1, 1) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
+        ),
+        'starts_at_zero': swap(
+            ('dtype=',
+             ''),
+            ('''if stride is None:
+        stride = (kh, kw)
+    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
+             'sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
+            ('full(X.shape[:-2] + (oh, ow), -np.inf',
+             'zeros(X.shape[:-2] + (oh, ow)'),
+        ),
+        'reshape_assumes_divisible': '''
 import numpy as np
 def max_pool2d(X, kernel_size, stride=None):
     X = np.asarray(X, float)
@@ -415,7 +397,7 @@ def max_pool2d(X, kernel_size, stride=None):
     Xp = np.pad(X, ((0, 0), (0, 0), (0, oh * kh - H), (0, ow * kw - Wd)), constant_values=-np.inf)
     return Xp.reshape(N, C, oh, kh, ow, kw).max(axis=(3, 5))
 ''',
-        "square_kernel_from_first_entry": '''
+        'square_kernel_from_first_entry': '''
 import numpy as np
 def max_pool2d(X, kernel_size, stride=None):
     X = np.asarray(X, float)
@@ -430,36 +412,28 @@ def max_pool2d(X, kernel_size, stride=None):
     return out
 ''',
     },
-    "avg_pool2d": {
-        "stride_one_by_default": '''
-import numpy as np
-def avg_pool2d(X, kernel_size, stride=None):
-    X = np.asarray(X, float)
-    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
-    sh, sw = (1, 1) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)
-    H, Wd = X.shape[-2:]
-    oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1
-    out = np.zeros(X.shape[:-2] + (oh, ow))
-    for a in range(kh):
-        for c in range(kw):
-            out += X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]
-    return out / (kh * kw)
+    'avg_pool2d': {
+        'stride_one_by_default': swap(
+            ('dtype=',
+             ''),
+            ('''if stride is None:
+        stride = (kh, kw)
+    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
+             'sh, sw = (1, 1) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
+        ),
+        'divides_by_kernel_height_squared': swap(
+            ('dtype=',
+             ''),
+            ('''if stride is None:
+        stride = (kh, kw)
+    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
+             'sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
+            ('''* kw)
 ''',
-        "divides_by_kernel_height_squared": '''
-import numpy as np
-def avg_pool2d(X, kernel_size, stride=None):
-    X = np.asarray(X, float)
-    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
-    sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)
-    H, Wd = X.shape[-2:]
-    oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1
-    out = np.zeros(X.shape[:-2] + (oh, ow))
-    for a in range(kh):
-        for c in range(kw):
-            out += X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]
-    return out / (kh * kh)
-''',
-        "ceil_mode_partial_windows": '''
+             '''* kh)
+'''),
+        ),
+        'ceil_mode_partial_windows': '''
 import numpy as np
 def avg_pool2d(X, kernel_size, stride=None):
     X = np.asarray(X, float)
@@ -473,23 +447,23 @@ def avg_pool2d(X, kernel_size, stride=None):
             out[..., i, j] = X[..., i * sh:i * sh + kh, j * sw:j * sw + kw].mean(axis=(-2, -1))
     return out
 ''',
-        "max_instead_of_mean": '''
-import numpy as np
-def avg_pool2d(X, kernel_size, stride=None):
-    X = np.asarray(X, float)
-    kh, kw = (kernel_size, kernel_size) if np.isscalar(kernel_size) else kernel_size
-    sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)
-    H, Wd = X.shape[-2:]
-    oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1
-    out = np.full(X.shape[:-2] + (oh, ow), -np.inf)
-    for a in range(kh):
-        for c in range(kw):
-            out = np.maximum(out, X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw])
-    return out
-''',
+        'max_instead_of_mean': swap(
+            ('dtype=',
+             ''),
+            ('''if stride is None:
+        stride = (kh, kw)
+    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
+             'sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
+            ('zeros(X.shape[:-2] + (oh, ow)',
+             'full(X.shape[:-2] + (oh, ow), -np.inf'),
+            ('''+= X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]
+    return out / (kh * kw)''',
+             '''= np.maximum(out, X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw])
+    return out'''),
+        ),
     },
-    "build_digits_cnn": {
-        "constant_logits": '''
+    'build_digits_cnn': {
+        'constant_logits': '''
 import torch
 from torch import nn
 class Constant(nn.Module):
@@ -502,19 +476,19 @@ class Constant(nn.Module):
 def build_digits_cnn():
     return Constant()
 ''',
-        "mlp_without_convolution": '''
+        'mlp_without_convolution': '''
 import torch
 from torch import nn
 def build_digits_cnn():
     return nn.Sequential(nn.Flatten(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10))
 ''',
-        "no_pooling_too_many_parameters": '''
+        'no_pooling_too_many_parameters': '''
 import torch
 from torch import nn
 def build_digits_cnn():
     return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
 ''',
-        "fully_convolutional_output_not_flattened": '''
+        'fully_convolutional_output_not_flattened': '''
 import torch
 from torch import nn
 def build_digits_cnn():
@@ -522,7 +496,7 @@ def build_digits_cnn():
                          nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(16, 10, 2))
 ''',
-        "layers_in_a_plain_list": '''
+        'layers_in_a_plain_list': '''
 import torch
 from torch import nn
 class DigitsCNN(nn.Module):
@@ -538,7 +512,7 @@ class DigitsCNN(nn.Module):
 def build_digits_cnn():
     return DigitsCNN()
 ''',
-        "relu_after_the_last_layer": '''
+        'relu_after_the_last_layer': '''
 import torch
 from torch import nn
 def build_digits_cnn():
@@ -546,14 +520,14 @@ def build_digits_cnn():
                          nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Flatten(), nn.Linear(64, 10), nn.ReLU())
 ''',
-        "pools_away_all_positions": '''
+        'pools_away_all_positions': '''
 import torch
 from torch import nn
 def build_digits_cnn():
     return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(8),
                          nn.Flatten(), nn.Linear(8, 10))
 ''',
-        "flatten_merges_the_batch": '''
+        'flatten_merges_the_batch': '''
 import torch
 from torch import nn
 class DigitsCNN(nn.Module):
