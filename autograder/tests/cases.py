@@ -84,7 +84,8 @@ for attempt in (lambda: os.system("cp -r /work/main/solutions /tmp/stolen"),
 
 EXIT_KERNEL = "import os\nos._exit(0)\n"
 HANG_KERNEL = "while True:\n    pass\n"
-FLOOD_OUTPUT = "import sys\nfor _ in range(200000):\n    sys.stdout.write('x' * 100 + '\\n')\n    print('PASSED', file=sys.stderr)\n"
+FLOOD_OUTPUT = ("import sys\nfor _ in range(200000):\n    sys.stdout.write('x' * 100 + '\\n')\n"
+                "    print('PASSED', file=sys.stderr)\n")
 
 ALWAYS_EQUAL = '''
 class _Anything:
@@ -242,17 +243,6 @@ def broken() -> dict[str, tuple[str, object]]:
 
 # ------------------------------------------------------------------ plausible mistakes
 
-def mutants() -> dict[tuple[str, str, str], str]:
-    """(chapter, function, mistake) -> code of the whole solution cell."""
-    from autograder.tests.mutants import load
-    found = {}
-    for chapter in chapters():
-        for function, wrong in load(chapter).items():
-            for mistake, code in wrong.items():
-                found[(chapter, function, mistake)] = code
-    return found
-
-
 def _names_in(code: str, names: set[str]) -> set[str]:
     import ast
     try:
@@ -263,14 +253,17 @@ def _names_in(code: str, names: set[str]) -> set[str]:
         {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name in names}
 
 
-def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list[tuple[str, str, str]]]]:
-    """Submissions carrying several mistakes at once, never two that could interfere.
+def mutant_groups(per_function: int = 3, per_integration_check: int = 1
+                  ) -> list[tuple[str, dict[str, str], list[tuple[str, str, str]]]]:
+    """The mistakes proven through `make grade`, as submissions carrying several at once.
 
+    The first ``per_function`` mistakes of each function, and the first ``per_integration_check``
+    of each integration check's INTEGRATION list (every other one is proven in the kernel suite,
+    test_mistakes_in_kernel.py, which runs what this leaves out).
     Returns (chapter, {function: code}, [(function, mistake, test cell)]) per submission: each
-    label names a test cell the mistake must lose points in (its own, or an integration check
-    that lists it in the mutants module's INTEGRATION). Two mistakes share a submission only
-    when neither the mistaken code nor the test cells of one mention the other function, so each
-    test cell still sees exactly one mistake.
+    label names a test cell the mistake must lose points in (its own, or the integration check).
+    Two mistakes share a submission only when neither the mistaken code nor the test cells of one
+    mention the other function, so each test cell still sees exactly one mistake.
     """
     from autograder.course import Chapter
     from autograder.tests.mutants import integration, load
@@ -281,7 +274,7 @@ def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list
         tests = {grade_id(c): c.source for c in source.cells("tests")}
         extra = defaultdict(list)  # (function, mistake) -> the integration cells it must fail
         for cell, entries in integration(chapter).items():
-            for entry in entries:
+            for entry in entries[:per_integration_check]:
                 extra[entry].append(cell)
         pending = [(f, m, code) for f, wrong in load(chapter).items()
                    for i, (m, code) in enumerate(wrong.items()) if i < per_function or (f, m) in extra]
@@ -305,6 +298,11 @@ def mutant_groups(per_function: int = 3) -> list[tuple[str, dict[str, str], list
             group["labels"] += [(function, mistake, cell) for cell in cells]
         groups += [(chapter, g["replace"], g["labels"]) for g in chapter_groups]
     return groups
+
+
+def proven_by_grading() -> set[tuple[str, str, str, str]]:
+    """(chapter, function, mistake, test cell) of every label `make grade`'s proof checks."""
+    return {(chapter, *label) for chapter, _, labels in mutant_groups() for label in labels}
 
 
 
