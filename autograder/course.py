@@ -193,10 +193,3 @@ class Chapter:
 
     def test_cells(self) -> dict[str, nbformat.NotebookNode]:
         return {grade_id(c): c for c in self.cells("tests")}
-
-
-if __name__ == "__main__":  # the old spelling `python -m autograder.course to-py ...`: one parser decides
-    import sys
-
-    from .__main__ import main
-    raise SystemExit(main(sys.argv[1:]))

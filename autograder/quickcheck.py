@@ -4,11 +4,11 @@ Runs every test cell (public and hidden) in one Python process, the way a
 student's kernel would, against: the reference (must pass), the release stubs
 (must fail) and each plausible mistake of autograder/tests/mutants (``load``: the test
 cell of the mutated function must fail). The real proof goes through
-``make grade`` (autograder/tests/test_mutants.py); this is the author's loop.
+``make grade`` (autograder/tests/test_grading.py) and the kernel suite
+(autograder/tests/test_mistakes_in_kernel.py); this is the author's loop.
 """
 from __future__ import annotations
 
-import sys
 import time
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -81,8 +81,3 @@ def main(chapter: str) -> int:
             failures += reason is None
     print("OK" if not failures else f"{failures} problem(s)")
     return 1 if failures else 0
-
-
-if __name__ == "__main__":  # the old spelling `python -m autograder.quickcheck CHAPTER`: one parser decides
-    from .__main__ import main as command_line
-    raise SystemExit(command_line(["quickcheck", *sys.argv[1:]]))
