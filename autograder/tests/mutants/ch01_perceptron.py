@@ -67,65 +67,21 @@ MUTANTS = {
             ('int(updates)',
              'updates'),
         ),
-        'bias_never_updated': '''
-import numpy as np
-def perceptron_train(X, y, max_epochs=1000):
-    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
-    for _ in range(max_epochs):
-        mistakes = 0
-        for x_i, y_i in zip(X, y):
+        'bias_never_updated': swap("""
+                b = b + y_i""", ""),
+        'counts_sweeps_not_updates': swap("updates += mistakes", "updates += mistakes > 0"),
+        'restarts_sweep_after_each_mistake': swap("mistakes += 1", """mistakes += 1
+                break"""),
+        'batch_updates': swap(
+            """for x_i, y_i in zip(X, y):
             if y_i * (w @ x_i + b) <= 0:
                 w = w + y_i * x_i
-                mistakes += 1
-        updates += mistakes
-        if mistakes == 0:
-            break
-    return w, float(b), updates
-''',
-        'counts_sweeps_not_updates': '''
-import numpy as np
-def perceptron_train(X, y, max_epochs=1000):
-    w, b, epochs = np.zeros(X.shape[1]), 0.0, 0
-    for _ in range(max_epochs):
-        mistakes = 0
-        for x_i, y_i in zip(X, y):
-            if y_i * (w @ x_i + b) <= 0:
-                w = w + y_i * x_i
-                b += y_i
-                mistakes += 1
-        if mistakes == 0:
-            break
-        epochs += 1
-    return w, float(b), epochs
-''',
-        'restarts_sweep_after_each_mistake': '''
-import numpy as np
-def perceptron_train(X, y, max_epochs=1000):
-    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
-    for _ in range(max_epochs):
-        for x_i, y_i in zip(X, y):
-            if y_i * (w @ x_i + b) <= 0:
-                w = w + y_i * x_i
-                b += y_i
-                updates += 1
-                break
-        else:
-            break
-    return w, float(b), updates
-''',
-        'batch_updates': '''
-import numpy as np
-def perceptron_train(X, y, max_epochs=1000):
-    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
-    for _ in range(max_epochs):
-        wrong = y * (X @ w + b) <= 0
-        if not wrong.any():
-            break
-        w = w + (y[wrong, None] * X[wrong]).sum(axis=0)
-        b += y[wrong].sum()
-        updates += int(wrong.sum())
-    return w, float(b), updates
-''',
+                b = b + y_i
+                mistakes += 1""",
+            """wrong = y * (X @ w + b) <= 0
+        w = w + y[wrong] @ X[wrong]
+        b = b + y[wrong].sum()
+        mistakes += int(wrong.sum())"""),
         'one_sweep_too_many': swap(
             ('''X = np.asarray(X, dtype=float)
     y = np.asarray(y, dtype=float)
@@ -188,128 +144,36 @@ def perceptron_train(X, y, max_epochs=1000):
             ('int(updates)',
              'updates'),
         ),
-        'default_max_epochs_100': '''
-import numpy as np
-def perceptron_train(X, y, max_epochs=100):
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w, b, updates = np.zeros(X.shape[1]), 0.0, 0
-    for _ in range(max_epochs):
-        mistakes = 0
-        for x_i, y_i in zip(X, y):
-            if y_i * (w @ x_i + b) <= 0:
-                w = w + y_i * x_i
-                b += y_i
-                mistakes += 1
-        updates += mistakes
-        if mistakes == 0:
-            break
-    return w, float(b), int(updates)
-''',
+        'default_max_epochs_100': swap("max_epochs=1000", "max_epochs=100"),
     },
     'perceptron_criterion': {
-        'strict_mistake_test': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w + b)
-    m = scores < 0
-    return float(-scores[m].sum()), -(y[m] @ X[m]), float(-y[m].sum())
-''',
-        'sums_over_all_points': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w + b)
-    return float(-scores.sum()), -(y @ X), float(-y.sum())
-''',
-        'gradient_sign_flipped': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w + b)
-    m = scores <= 0
-    return float(-scores[m].sum()), y[m] @ X[m], float(y[m].sum())
-''',
-        'bias_left_out_of_the_score': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w)
-    m = scores <= 0
-    return float(-scores[m].sum()), -(y[m] @ X[m]), float(-y[m].sum())
-''',
-        'sums_over_features_not_points': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w + b)
-    m = scores <= 0
-    return float(-scores[m].sum()), -(y[m][:, None] * X[m]).sum(axis=1), float(-y[m].sum())
-''',
-        'mean_over_mistakes': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w + b)
-    m = scores <= 0
-    k = max(int(m.sum()), 1)
-    return float(-scores[m].sum()) / k, -(y[m] @ X[m]) / k, float(-y[m].sum()) / k
-''',
-        'loss_counts_mistakes': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    scores = y * (X @ w + b)
-    m = scores <= 0
-    return float(m.sum()), -(y[m] @ X[m]), float(-y[m].sum())
-''',
-        'folds_labels_into_X_in_place': '''
-import numpy as np
-def perceptron_criterion(X, y, w, b):
-    X = np.asarray(X, dtype=float)
-    X *= y[:, None]
-    scores = X @ w + b * y
-    m = scores <= 0
-    return float(-scores[m].sum()), -X[m].sum(axis=0), float(-y[m].sum())
-''',
+        'strict_mistake_test': swap("scores <= 0", "scores < 0"),
+        'sums_over_all_points': swap("mistakes = scores <= 0", "mistakes = np.ones(len(scores), dtype=bool)"),
+        'gradient_sign_flipped': swap(
+            ("grad_w = -(y[mistakes] @ X[mistakes])", "grad_w = y[mistakes] @ X[mistakes]"),
+            ("float(-np.sum(y[mistakes]))", "float(np.sum(y[mistakes]))"),
+        ),
+        'bias_left_out_of_the_score': swap("X @ w + float(b)", "X @ w"),
+        'sums_over_features_not_points': swap(
+            "-(y[mistakes] @ X[mistakes])", "-(y[mistakes][:, None] * X[mistakes]).sum(axis=1)"),
+        'mean_over_mistakes': swap("return loss, grad_w, grad_b", """k = max(int(mistakes.sum()), 1)
+    return loss / k, grad_w / k, grad_b / k"""),
+        'loss_counts_mistakes': swap("float(np.sum(-scores[mistakes]))", "float(np.sum(mistakes))"),
+        'folds_labels_into_X_in_place': swap(
+            ("scores = y * (X @ w + float(b))", """X *= y[:, None]
+    scores = X @ w + float(b) * y"""),
+            ("-(y[mistakes] @ X[mistakes])", "-X[mistakes].sum(axis=0)"),
+        ),
     },
     'novikoff_bound': {
-        'not_squared': '''
-import numpy as np
-def novikoff_bound(X, y, w):
-    R = np.max(np.linalg.norm(X, axis=1))
-    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
-    return float("inf") if gamma <= 0 else float(R / gamma)
-''',
-        'no_inf_for_non_separating_w': '''
-import numpy as np
-def novikoff_bound(X, y, w):
-    R = np.max(np.linalg.norm(X, axis=1))
-    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
-    return float((R / gamma) ** 2)
-''',
-        'gamma_not_normalised': '''
-import numpy as np
-def novikoff_bound(X, y, w):
-    R = np.max(np.linalg.norm(X, axis=1))
-    gamma = np.min(y * (X @ w))
-    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
-''',
-        'R_is_largest_coordinate': '''
-import numpy as np
-def novikoff_bound(X, y, w):
-    R = np.max(np.abs(X))
-    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
-    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
-''',
-        'R_is_mean_norm': '''
-import numpy as np
-def novikoff_bound(X, y, w):
-    R = np.mean(np.linalg.norm(X, axis=1))
-    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
-    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
-''',
-        'R_is_frobenius_norm': '''
-import numpy as np
-def novikoff_bound(X, y, w):
-    R = np.linalg.norm(X)
-    gamma = np.min(y * (X @ w)) / np.linalg.norm(w)
-    return float("inf") if gamma <= 0 else float((R / gamma) ** 2)
-''',
+        'not_squared': swap("(R / gamma) ** 2", "R / gamma"),
+        'no_inf_for_non_separating_w': swap("""if gamma <= 0:
+        return float("inf")
+    """, ""),
+        'gamma_not_normalised': swap(" / np.linalg.norm(w)", ""),
+        'R_is_largest_coordinate': swap("np.linalg.norm(X, axis=1)", "np.abs(X)"),
+        'R_is_mean_norm': swap("R = np.max", "R = np.mean"),
+        'R_is_frobenius_norm': swap("np.max(np.linalg.norm(X, axis=1))", "np.linalg.norm(X)"),
     },
     'cover_count': {
         'float_binomials': swap(
@@ -353,53 +217,16 @@ def'''),
     return int(2 * total'''),
     },
     'adaboost_step': {
-        'alpha_without_one_half': '''
-import numpy as np
-def adaboost_step(weights, y, h_pred):
-    eps = weights[h_pred != y].sum()
-    alpha = np.log((1 - eps) / eps)
-    new = weights * np.exp(-alpha * y * h_pred)
-    return float(alpha), new / new.sum()
-''',
-        'not_renormalised': '''
-import numpy as np
-def adaboost_step(weights, y, h_pred):
-    eps = weights[h_pred != y].sum()
-    alpha = 0.5 * np.log((1 - eps) / eps)
-    return float(alpha), weights * np.exp(-alpha * y * h_pred)
-''',
-        'wrong_sign_in_exponent': '''
-import numpy as np
-def adaboost_step(weights, y, h_pred):
-    eps = weights[h_pred != y].sum()
-    alpha = 0.5 * np.log((1 - eps) / eps)
-    new = weights * np.exp(alpha * y * h_pred)
-    return float(alpha), new / new.sum()
-''',
-        'unweighted_error': '''
-import numpy as np
-def adaboost_step(weights, y, h_pred):
-    eps = np.mean(h_pred != y)
-    alpha = 0.5 * np.log((1 - eps) / eps)
-    new = weights * np.exp(-alpha * y * h_pred)
-    return float(alpha), new / new.sum()
-''',
-        'updates_weights_in_place': '''
-import numpy as np
-def adaboost_step(weights, y, h_pred):
-    eps = weights[h_pred != y].sum()
-    alpha = 0.5 * np.log((1 - eps) / eps)
-    weights *= np.exp(-alpha * y * h_pred)
+        'alpha_without_one_half': swap("0.5 * math.log", "math.log"),
+        'not_renormalised': swap("new / new.sum()", "new"),
+        'wrong_sign_in_exponent': swap("np.exp(-alpha", "np.exp(alpha"),
+        'unweighted_error': swap("float(np.sum(weights[h_pred != y]))", "float(np.mean(h_pred != y))"),
+        'updates_weights_in_place': swap(
+            """new = weights * np.exp(-alpha * y * h_pred)
+    return alpha, new / new.sum()""",
+            """weights *= np.exp(-alpha * y * h_pred)
     weights /= weights.sum()
-    return float(alpha), weights
-''',
-        'inverted_odds': '''
-import numpy as np
-def adaboost_step(weights, y, h_pred):
-    eps = weights[h_pred != y].sum()
-    alpha = 0.5 * np.log(eps / (1 - eps))
-    new = weights * np.exp(alpha * y * h_pred)
-    return float(alpha), new / new.sum()
-''',
+    return alpha, weights"""),
+        'inverted_odds': swap(("(1.0 - eps) / eps", "eps / (1.0 - eps)"), ("np.exp(-alpha", "np.exp(alpha")),
     },
 }
