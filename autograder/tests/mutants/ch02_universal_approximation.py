@@ -46,125 +46,33 @@ MUTANTS = {
             'return (np.maximum(X @ W1.T + b1, 0) @ W2.T + b2).ravel()'),
     },
     'relu_interpolant': {
-        'slopes_not_slope_changes': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values) / np.diff(knots)
-    return np.ones((len(s), 1)), -knots[:-1].copy(), s[None, :], np.array([values[0]])
-''',
-        'no_division_by_gaps': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values)
-    c = np.diff(s, prepend=0.0)
-    return np.ones((len(c), 1)), -knots[:-1].copy(), c[None, :], np.array([values[0]])
-''',
-        'forgot_first_value': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values) / np.diff(knots)
-    c = np.diff(s, prepend=0.0)
-    return np.ones((len(c), 1)), -knots[:-1].copy(), c[None, :], np.zeros(1)
-''',
-        'bias_sign': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values) / np.diff(knots)
-    c = np.diff(s, prepend=0.0)
-    return np.ones((len(c), 1)), knots[:-1].copy(), c[None, :], np.array([values[0]])
-''',
-        'first_slope_dropped': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values) / np.diff(knots)
-    c = np.r_[s[0], np.diff(s)][1:]
-    return np.ones((len(c), 1)), -knots[1:-1].copy(), c[None, :], np.array([values[0]])
-''',
-        'flip_units_for_negative_changes': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values) / np.diff(knots)
-    c = np.diff(s, prepend=0.0)
-    sign = np.where(c < 0, -1.0, 1.0)
-    return sign[:, None], -sign * knots[:-1], np.abs(c)[None, :], np.array([values[0]])
-''',
-        'one_dimensional_W1': '''
-import numpy as np
-def relu_interpolant(knots, values):
-    s = np.diff(values) / np.diff(knots)
-    c = np.diff(s, prepend=0.0)
-    return np.ones(len(c)), -knots[:-1].copy(), c[None, :], np.array([values[0]])
-''',
+        'slopes_not_slope_changes': swap("c = np.diff(slopes, prepend=0.0)", "c = slopes"),
+        'no_division_by_gaps': swap("np.diff(values) / np.diff(knots)", "np.diff(values)"),
+        'forgot_first_value': swap("np.array([values[0]])", "np.zeros(1)"),
+        'bias_sign': swap("b1 = -knots", "b1 = knots"),
+        'first_slope_dropped': swap(("prepend=0.0)", ")"), ("-knots[:-1]", "-knots[1:-1]")),
+        'flip_units_for_negative_changes': swap(
+            ("W1 = np.ones((len(c), 1))", """sign = np.where(c < 0, -1.0, 1.0)
+    W1 = sign[:, None]"""),
+            ("b1 = -knots[:-1]", "b1 = -sign * knots[:-1]"),
+            ("W2 = c[None, :]", "W2 = np.abs(c)[None, :]"),
+        ),
+        'one_dimensional_W1': swap("np.ones((len(c), 1))", "np.ones(len(c))"),
     },
     'count_linear_pieces': {
-        'breakpoints_not_pieces': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = w != 0
-    t = np.unique(-b1[nz] / w[nz])
-    return int(np.sum((t > a) & (t < b)))
-''',
-        'no_merging_of_coinciding_breakpoints': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = (w != 0) & (W2[0] != 0)
-    t = -b1[nz] / w[nz]
-    return 1 + int(np.sum((t > a) & (t < b)))
-''',
-        'no_cancellation_check': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = w != 0
-    t = np.unique(-b1[nz] / w[nz])
-    return 1 + int(np.sum((t > a) & (t < b)))
-''',
-        'signed_slope_change': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = w != 0
-    t = -b1[nz] / w[nz]; d = W2[0, nz] * w[nz]
-    pieces = 1
-    for u in np.unique(np.round(t, 9)):
-        same = np.abs(t - u) <= 1e-9 * max(1.0, abs(u))
-        if a < u < b and abs(d[same].sum()) > 1e-9 * np.abs(d[same]).sum():
-            pieces += 1
-    return pieces
-''',
-        'closed_interval': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = w != 0
-    t = -b1[nz] / w[nz]; d = W2[0, nz] * np.abs(w[nz])
-    pieces = 1
-    for u in np.unique(np.round(t, 9)):
-        same = np.abs(t - u) <= 1e-9 * max(1.0, abs(u))
-        if a <= u <= b and abs(d[same].sum()) > 1e-9 * np.abs(d[same]).sum():
-            pieces += 1
-    return pieces
-''',
-        'exact_equality': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = w != 0
-    t = -b1[nz] / w[nz]; d = W2[0, nz] * np.abs(w[nz])
-    pieces = 1
-    for u in np.unique(t):
-        if a < u < b and d[t == u].sum() != 0:
-            pieces += 1
-    return pieces
-''',
-        'ignores_interval': '''
-import numpy as np
-def count_linear_pieces(W1, b1, W2, b2, a, b):
-    w = W1[:, 0]; nz = w != 0
-    t = -b1[nz] / w[nz]; d = W2[0, nz] * np.abs(w[nz])
-    pieces = 1
-    for u in np.unique(np.round(t, 9)):
-        same = np.abs(t - u) <= 1e-9 * max(1.0, abs(u))
-        if abs(d[same].sum()) > 1e-9 * np.abs(d[same]).sum():
-            pieces += 1
-    return pieces
-''',
+        'breakpoints_not_pieces': swap("pieces, i = 1, 0", "pieces, i = 0, 0"),
+        'no_merging_of_coinciding_breakpoints': swap("""
+        while j < len(t) and t[j] - t[i] <= 1e-9 * max(1.0, abs(t[i]), abs(t[j])):
+            j += 1""", ""),
+        'no_cancellation_check': swap(" and abs(total) > 1e-9 * size", ""),
+        'signed_slope_change': swap("v[has] * np.abs(w[has])", "v[has] * w[has]"),
+        'closed_interval': swap("a + tol_ab < t[i] < b - tol_ab", "a <= t[i] <= b"),
+        'exact_equality': swap(
+            ("t[j] - t[i] <= 1e-9 * max(1.0, abs(t[i]), abs(t[j]))", "t[j] == t[i]"),
+            ("a + tol_ab < t[i] < b - tol_ab", "a < t[i] < b"),
+            ("abs(total) > 1e-9 * size", "total != 0"),
+        ),
+        'ignores_interval': swap("a + tol_ab < t[i] < b - tol_ab and ", ""),
     },
     'activation_patterns': {
         'non_strict_inequality': swap(
@@ -212,119 +120,32 @@ def'''),
         ),
     },
     'deep_forward': {
-        'relu_after_the_last_layer_too': '''
-import numpy as np
-def deep_forward(X, layers):
-    H = X
-    for W, b in layers:
-        H = np.maximum(H @ W.T + b, 0.0)
-    return H
-''',
-        'no_relu_at_all': '''
-import numpy as np
-def deep_forward(X, layers):
-    H = X
-    for W, b in layers:
-        H = H @ W.T + b
-    return H
-''',
-        'no_transpose': '''
-import numpy as np
-def deep_forward(X, layers):
-    H = X
-    for i, (W, b) in enumerate(layers):
-        H = H @ W + b
-        if i < len(layers) - 1:
-            H = np.maximum(H, 0.0)
-    return H
-''',
-        'relu_only_after_the_first_layer': '''
-import numpy as np
-def deep_forward(X, layers):
-    W, b = layers[0]
-    H = X @ W.T + b
-    if len(layers) > 1:
-        H = np.maximum(H, 0.0)
-    for W, b in layers[1:]:
-        H = H @ W.T + b
-    return H
-''',
-        'pops_the_output_layer_off_the_list': '''
-import numpy as np
-def deep_forward(X, layers):
-    W_out, b_out = layers.pop()
-    H = X
-    for W, b in layers:
-        H = np.maximum(H @ W.T + b, 0.0)
-    return H @ W_out.T + b_out
-''',
-        'bias_after_relu': '''
-import numpy as np
-def deep_forward(X, layers):
-    H = X
-    for i, (W, b) in enumerate(layers):
-        H = H @ W.T
-        if i < len(layers) - 1:
-            H = np.maximum(H, 0.0)
-        H = H + b
-    return H
-''',
-        'first_row_only': '''
-import numpy as np
-def deep_forward(X, layers):
-    h = np.asarray(X, dtype=float)[0]
-    for i, (W, b) in enumerate(layers):
-        h = W @ h + b
-        if i < len(layers) - 1:
-            h = np.maximum(h, 0.0)
-    return h[None, :]
-''',
+        'relu_after_the_last_layer_too': swap("last = len(layers) - 1", "last = len(layers)"),
+        'no_relu_at_all': swap("""
+        if index < last:
+            H = np.maximum(H, 0.0)""", ""),
+        'no_transpose': swap("np.asarray(W, dtype=float).T", "np.asarray(W, dtype=float)"),
+        'relu_only_after_the_first_layer': swap("if index < last:", "if index == 0 and index < last:"),
+        'pops_the_output_layer_off_the_list': swap(
+            ("last = len(layers) - 1", """W_out, b_out = layers.pop()
+    last = len(layers)"""),
+            ("return H", "return H @ np.asarray(W_out, dtype=float).T + b_out"),
+        ),
+        'bias_after_relu': swap(
+            (" + np.asarray(b, dtype=float)", ""),
+            ("H = np.maximum(H, 0.0)", """H = np.maximum(H, 0.0)
+        H = H + np.asarray(b, dtype=float)"""),
+        ),
+        'first_row_only': swap("H = np.asarray(X, dtype=float)", "H = np.asarray(X, dtype=float)[:1]"),
     },
     'sawtooth_network': {
-        'one_hidden_layer_too_few': '''
-import numpy as np
-def sawtooth_network(L):
-    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
-    for _ in range(L - 2):
-        layers.append((np.array([[2.0, -4.0], [2.0, -4.0]]), np.array([0.0, -0.5])))
-    layers.append((np.array([[2.0, -4.0]]), np.zeros(1)))
-    return layers
-''',
-        'tent_without_the_factor_four': '''
-import numpy as np
-def sawtooth_network(L):
-    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
-    for _ in range(L - 1):
-        layers.append((np.array([[2.0, -2.0], [2.0, -2.0]]), np.array([0.0, -0.5])))
-    layers.append((np.array([[2.0, -2.0]]), np.zeros(1)))
-    return layers
-''',
-        'breakpoint_bias_with_wrong_sign': '''
-import numpy as np
-def sawtooth_network(L):
-    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, 0.5]))]
-    for _ in range(L - 1):
-        layers.append((np.array([[2.0, -4.0], [2.0, -4.0]]), np.array([0.0, 0.5])))
-    layers.append((np.array([[2.0, -4.0]]), np.zeros(1)))
-    return layers
-''',
-        'hidden_weights_transposed': '''
-import numpy as np
-def sawtooth_network(L):
-    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
-    for _ in range(L - 1):
-        layers.append((np.array([[2.0, 2.0], [-4.0, -4.0]]), np.array([0.0, -0.5])))
-    layers.append((np.array([[2.0, -4.0]]), np.zeros(1)))
-    return layers
-''',
-        'no_output_layer': '''
-import numpy as np
-def sawtooth_network(L):
-    layers = [(np.array([[1.0], [1.0]]), np.array([0.0, -0.5]))]
-    for _ in range(L - 1):
-        layers.append((np.array([[2.0, -4.0], [2.0, -4.0]]), np.array([0.0, -0.5])))
-    return layers
-''',
+        'one_hidden_layer_too_few': swap("range(int(L) - 1)", "range(int(L) - 2)"),
+        'tent_without_the_factor_four': swap("np.array([[2.0, -4.0]])", "np.array([[2.0, -2.0]])"),
+        'breakpoint_bias_with_wrong_sign': swap("np.array([0.0, -0.5])", "np.array([0.0, 0.5])"),
+        'hidden_weights_transposed': swap("np.array([[1.0], [1.0]]) @ tent,", "(np.array([[1.0], [1.0]]) @ tent).T,"),
+        'no_output_layer': swap("""
+    layers.append((tent.copy(), np.zeros(1)))""", ""),
+        # a different construction (one wide layer), not an edit of the reference's deep one: whole cell
         'one_wide_layer_of_2_to_the_L_units': '''
 import numpy as np
 def sawtooth_network(L):
