@@ -7,12 +7,8 @@ from autograder.tests.mutants import swap
 
 MUTANTS = {
     'hebbian_weights': {
-        'keeps_diagonal': '''
-import numpy as np
-def hebbian_weights(P):
-    P = np.asarray(P, dtype=float)
-    return P.T @ P / P.shape[1]
-''',
+        'keeps_diagonal': swap("""
+    np.fill_diagonal(W, 0.0)""", ""),
         'divides_by_s': swap(
             '''n = P.shape[1]
     W = P.T @ P / n''',
@@ -32,50 +28,20 @@ def hebbian_weights(P):
             'W = P @ P.T / P.shape[1]'),
     },
     'energy': {
-        'no_half': '''
-import numpy as np
-def energy(W, x, b=None):
-    b = np.zeros(len(x)) if b is None else b
-    return float(-x @ W @ x + b @ x)
-''',
-        'bias_subtracted': '''
-import numpy as np
-def energy(W, x, b=None):
-    b = np.zeros(len(x)) if b is None else b
-    return float(-0.5 * x @ W @ x - b @ x)
-''',
-        'ignores_thresholds': '''
-import numpy as np
-def energy(W, x, b=None):
-    return float(-0.5 * x @ W @ x)
-''',
-        'positive_quadratic': '''
-import numpy as np
-def energy(W, x, b=None):
-    b = np.zeros(len(x)) if b is None else b
-    return float(0.5 * x @ W @ x + b @ x)
-''',
+        'no_half': swap("value = -0.5 * x", "value = -x"),
+        'bias_subtracted': swap("value += np", "value -= np"),
+        'ignores_thresholds': swap("""
+    if b is not None:
+        value += np.asarray(b, dtype=float) @ x""", ""),
+        'positive_quadratic': swap("value = -0.5 * x", "value = 0.5 * x"),
     },
     'async_sweep': {
-        'synchronous': '''
-import numpy as np
-def async_sweep(W, x, order, b=None):
-    b = np.zeros(len(x)) if b is None else np.asarray(b, dtype=float)
-    old = np.array(x, dtype=float)
-    new = old.copy()
-    for i in order:
-        new[i] = 1.0 if W[i] @ old - b[i] >= 0 else -1.0
-    return new
-''',
-        'np_sign_at_zero': '''
-import numpy as np
-def async_sweep(W, x, order, b=None):
-    b = np.zeros(len(x)) if b is None else np.asarray(b, dtype=float)
-    x = np.array(x, dtype=float)
-    for i in order:
-        x[i] = np.sign(W[i] @ x - b[i])
-    return x
-''',
+        'synchronous': swap(
+            ("x = np.array(x, dtype=float)", """old = np.array(x, dtype=float)
+    x = old.copy()"""),
+            ("if W[i] @ x", "if W[i] @ old"),
+        ),
+        'np_sign_at_zero': swap("1.0 if W[i] @ x - b[i] >= 0 else -1.0", "np.sign(W[i] @ x - b[i])"),
         'ignores_order': swap(
             ('W = np.asarray(W',
              'b = np.zeros(len(x)) if b is None else np.asarray(b'),
@@ -83,23 +49,8 @@ def async_sweep(W, x, order, b=None):
     for i in order''',
              'for i in range(len(x))'),
         ),
-        'threshold_added': '''
-import numpy as np
-def async_sweep(W, x, order, b=None):
-    b = np.zeros(len(x)) if b is None else np.asarray(b, dtype=float)
-    x = np.array(x, dtype=float)
-    for i in order:
-        x[i] = 1.0 if W[i] @ x + b[i] >= 0 else -1.0
-    return x
-''',
-        'updates_input_in_place': '''
-import numpy as np
-def async_sweep(W, x, order, b=None):
-    b = np.zeros(len(x)) if b is None else np.asarray(b, dtype=float)
-    for i in order:
-        x[i] = 1.0 if W[i] @ x - b[i] >= 0 else -1.0
-    return x
-''',
+        'threshold_added': swap("if W[i] @ x - b[i]", "if W[i] @ x + b[i]"),
+        'updates_input_in_place': swap("x = np.array(x, dtype=float)", "x = np.asarray(x, dtype=float)"),
     },
     'recall': {
         'last_sweep_not_counted': swap(
@@ -114,28 +65,8 @@ def async_sweep(W, x, order, b=None):
             ('rng.permutation(n),',
              'order,'),
         ),
-        'fixed_order_no_draws': '''
-import numpy as np
-def recall(W, x0, rng, max_sweeps=100, b=None):
-    x = np.array(x0, dtype=float)
-    for sweeps in range(1, max_sweeps + 1):
-        new = async_sweep(W, x, range(len(x)), b)
-        if np.array_equal(new, x):
-            return new, sweeps
-        x = new
-    return x, max_sweeps
-''',
-        'forgets_thresholds': '''
-import numpy as np
-def recall(W, x0, rng, max_sweeps=100, b=None):
-    x = np.array(x0, dtype=float)
-    for sweeps in range(1, max_sweeps + 1):
-        new = async_sweep(W, x, rng.permutation(len(x)))
-        if np.array_equal(new, x):
-            return new, sweeps
-        x = new
-    return x, max_sweeps
-''',
+        'fixed_order_no_draws': swap("rng.permutation(n), b)", "range(n), b)"),
+        'forgets_thresholds': swap("rng.permutation(n), b)", "rng.permutation(n))"),
         'one_sweep_too_many': swap(
             ('''n = len(x)
     for sweeps in range(1, max_sweeps + 1):
@@ -164,14 +95,7 @@ def recall(W, x0, rng, max_sweeps=100, b=None):
     W = P.T @ P / n
     np.fill_diagonal(W, 0.0)
     return P @ W -'''),
-        'no_division_by_n': '''
-import numpy as np
-def crosstalk(P):
-    P = np.asarray(P, dtype=float)
-    G = P @ P.T
-    np.fill_diagonal(G, 0.0)
-    return G @ P
-''',
+        'no_division_by_n': swap(" / P.shape[1]", ""),
         'divides_by_s': swap('1]', '0]'),
     },
     'flip_probability': {
@@ -208,42 +132,16 @@ def crosstalk(P):
             'return float(np.mean(np.any(np.where(P @ W.T'),
     },
     'modern_hopfield_update': {
-        'softmax_over_queries': '''
-import numpy as np
-def modern_hopfield_update(X, xi, beta):
-    scores = beta * (xi @ X.T)
-    scores = scores - scores.max(axis=0, keepdims=True)
-    weights = np.exp(scores)
-    return weights / weights.sum(axis=0, keepdims=True) @ X
-''',
-        'unstable_softmax': '''
-import numpy as np
-def modern_hopfield_update(X, xi, beta):
-    weights = np.exp(beta * (xi @ X.T))
-    return weights / weights.sum(axis=-1, keepdims=True) @ X
-''',
-        'temperature_instead_of_inverse': '''
-import numpy as np
-def modern_hopfield_update(X, xi, beta):
-    scores = (xi @ X.T) / beta
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    return weights / weights.sum(axis=-1, keepdims=True) @ X
-''',
-        'returns_weights': '''
-import numpy as np
-def modern_hopfield_update(X, xi, beta):
-    scores = beta * (xi @ X.T)
-    scores = scores - scores.max(axis=-1, keepdims=True)
-    weights = np.exp(scores)
-    return weights / weights.sum(axis=-1, keepdims=True)
-''',
-        'unnormalised_weights': '''
-import numpy as np
-def modern_hopfield_update(X, xi, beta):
-    scores = beta * (xi @ X.T)
-    return np.exp(scores - scores.max(axis=-1, keepdims=True)) @ X
-''',
+        'softmax_over_queries': swap(
+            ("scores.max(axis=-1", "scores.max(axis=0"),
+            ("weights.sum(axis=-1", "weights.sum(axis=0"),
+        ),
+        'unstable_softmax': swap("""
+    scores = scores - scores.max(axis=-1, keepdims=True)""", ""),
+        'temperature_instead_of_inverse': swap("beta * (xi @ X.T)", "(xi @ X.T) / beta"),
+        'returns_weights': swap("return weights @ X", "return weights"),
+        'unnormalised_weights': swap("""
+    weights /= weights.sum(axis=-1, keepdims=True)""", ""),
     },
 }
 
