@@ -5,186 +5,6 @@ whole solution cell; the format and the loader are in autograder/tests/mutants/_
 """
 from autograder.tests.mutants import swap
 
-_VALUE = '''
-import math
-
-
-class Value:
-    def __init__(self, data, _prev=()):
-        self.data = float(data)
-        self.grad = 0.0
-        self._prev = tuple(_prev)
-        self._backward = lambda: None
-
-    @staticmethod
-    def _lift(other):
-        return other if isinstance(other, Value) else Value(other)
-
-    def __add__(self, other):
-        other = Value._lift(other)
-        out = Value(self.data + other.data, (self, other))
-
-        def _backward():
-            self.grad += out.grad
-            other.grad += out.grad
-        out._backward = _backward
-        return out
-
-    def __mul__(self, other):
-        other = Value._lift(other)
-        out = Value(self.data * other.data, (self, other))
-
-        def _backward():
-            self.grad += other.data * out.grad
-            other.grad += self.data * out.grad
-        out._backward = _backward
-        return out
-
-    def __pow__(self, p):
-        out = Value(self.data ** p, (self,))
-
-        def _backward():
-            self.grad += p * self.data ** (p - 1) * out.grad
-        out._backward = _backward
-        return out
-
-    def __neg__(self):
-        return self * -1
-
-    def __sub__(self, other):
-        return self + (-Value._lift(other))
-
-    def __truediv__(self, other):
-        return self * Value._lift(other) ** -1
-
-    def __radd__(self, other):
-        return self + other
-
-    def __rsub__(self, other):
-        return Value._lift(other) - self
-
-    def __rmul__(self, other):
-        return self * other
-
-    def __rtruediv__(self, other):
-        return Value._lift(other) * self ** -1
-
-    def exp(self):
-        out = Value(math.exp(self.data), (self,))
-
-        def _backward():
-            self.grad += out.data * out.grad
-        out._backward = _backward
-        return out
-
-    def log(self):
-        out = Value(math.log(self.data), (self,))
-
-        def _backward():
-            self.grad += out.grad / self.data
-        out._backward = _backward
-        return out
-
-    def relu(self):
-        out = Value(self.data if self.data > 0 else 0.0, (self,))
-
-        def _backward():
-            self.grad += (1.0 if self.data > 0 else 0.0) * out.grad
-        out._backward = _backward
-        return out
-
-    def tanh(self):
-        t = math.tanh(self.data)
-        out = Value(t, (self,))
-
-        def _backward():
-            self.grad += (1.0 - t * t) * out.grad
-        out._backward = _backward
-        return out
-
-    def sigmoid(self):
-        x = self.data
-        if x >= 0:
-            s = 1.0 / (1.0 + math.exp(-x))
-        else:
-            e = math.exp(x)
-            s = e / (1.0 + e)
-        out = Value(s, (self,))
-
-        def _backward():
-            self.grad += s * (1.0 - s) * out.grad
-        out._backward = _backward
-        return out
-
-    def backward(self):
-        topo, visited = [], set()
-
-        def build(v):
-            if v not in visited:
-                visited.add(v)
-                for child in v._prev:
-                    build(child)
-                topo.append(v)
-        build(self)
-        self.grad = 1.0
-        for v in reversed(topo):
-            v._backward()
-'''
-
-
-def _value_mutant(*pairs):
-    src = _VALUE
-    for old, new in pairs:
-        assert old in src, old
-        src = src.replace(old, new)
-    return src
-
-
-_DUAL = '''
-import math
-
-
-class Dual:
-    def __init__(self, value, tangent=0.0):
-        self.value = float(value)
-        self.tangent = float(tangent)
-
-    @staticmethod
-    def _lift(other):
-        return other if isinstance(other, Dual) else Dual(other, 0.0)
-
-    def __add__(self, other):
-        other = Dual._lift(other)
-        return Dual(self.value + other.value, self.tangent + other.tangent)
-
-    def __radd__(self, other):
-        return self + other
-
-    def __neg__(self):
-        return Dual(-self.value, -self.tangent)
-
-    def __sub__(self, other):
-        return self + (-Dual._lift(other))
-
-    def __rsub__(self, other):
-        return Dual._lift(other) - self
-
-    def __mul__(self, other):
-        other = Dual._lift(other)
-        return Dual(self.value * other.value, self.tangent * other.value + self.value * other.tangent)
-
-    def __rmul__(self, other):
-        return self * other
-
-    def sin(self):
-        return Dual(math.sin(self.value), math.cos(self.value) * self.tangent)
-
-    def exp(self):
-        e = math.exp(self.value)
-        return Dual(e, e * self.tangent)
-'''
-
-
 MUTANTS = {
     "Value": {
         "assigns_instead_of_accumulating": swap(
@@ -204,25 +24,15 @@ MUTANTS = {
             ("return Value._lift(other) - self", "return self - other")),
         "rtruediv_wrong_order": swap(
             ("return Value._lift(other) * self ** -1", "return self / other")),
-        "recursive_backward_without_topological_order": _value_mutant(
-            ("""        topo, visited = [], set()
-
-        def build(v):
-            if v not in visited:
-                visited.add(v)
-                for child in v._prev:
-                    build(child)
-                topo.append(v)
-        build(self)
-        self.grad = 1.0
-        for v in reversed(topo):
-            v._backward()""", """        self.grad = 1.0
-
+        "recursive_backward_without_topological_order": swap(
+            """        for node in reversed(topological_order(self)):
+            node._backward()""",
+            """
         def go(v):
             v._backward()
             for child in v._prev:
                 go(child)
-        go(self)""")),
+        go(self)"""),
         "log_derivative_of_output": swap(
             ("self.grad += out.grad / self.data", "self.grad += out.grad / out.data")),
         "tanh_derivative_wrong_sign": swap(
@@ -241,30 +51,12 @@ MUTANTS = {
             "self.grad = out.grad\n            other.grad = out.grad"),
     },
     "topological_order": {
-        "root_first": '''
-def topological_order(root):
-    order, seen = [], set()
-
-    def visit(v):
-        if v not in seen:
-            seen.add(v)
-            order.append(v)
-            for p in v._prev:
-                visit(p)
-    visit(root)
-    return order
-''',
-        "no_visited_set": '''
-def topological_order(root):
-    order = []
-
-    def visit(v):
-        for p in v._prev:
-            visit(p)
-        order.append(v)
-    visit(root)
-    return order
-''',
+        "root_first": swap(
+            ("order.append(node)\n        elif", "pass\n        elif"),
+            ("seen.add(id(node))", "seen.add(id(node))\n            order.append(node)"),
+        ),
+        "no_visited_set": swap("elif id(node) not in seen:", "else:"),
+        # a different traversal (breadth first, then reversed), not an edit of the depth-first one: whole cell
         "reversed_breadth_first": '''
 def topological_order(root):
     order, seen, queue = [], {id(root)}, [root]
@@ -277,140 +69,38 @@ def topological_order(root):
                 queue.append(p)
     return order[::-1]
 ''',
-        "forgets_the_root": '''
-def topological_order(root):
-    order, seen = [], set()
-
-    def visit(v):
-        for p in v._prev:
-            if p not in seen:
-                seen.add(p)
-                visit(p)
-                order.append(p)
-    visit(root)
-    return order
-''',
-        "leaves_only": '''
-def topological_order(root):
-    order, seen, todo = [], set(), [root]
-    while todo:
-        v = todo.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        if not v._prev:
-            order.append(v)
-        todo.extend(v._prev)
-    return order + [root]
-''',
+        "forgets_the_root": swap("return order", "return order[:-1]"),
+        "leaves_only": swap("if expanded:", "if expanded and (not node._prev or node is root):"),
     },
     "numerical_gradient": {
-        "default_eps_differs_from_the_contract": '''
-import numpy as np
-def numerical_gradient(f, x, eps=1e-5):
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
-''',
-        "forward_difference": '''
-import numpy as np
-def numerical_gradient(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x)) / eps
-    return g
-''',
-        "divides_by_eps": '''
-import numpy as np
-def numerical_gradient(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / eps
-    return g
-''',
-        "in_place_then_restore": '''
-import numpy as np
-def numerical_gradient(f, x, eps=1e-6):
-    g = np.zeros(x.shape)
-    for i in range(x.size):
-        old = x[i]
+        "default_eps_differs_from_the_contract": swap("eps=1e-6", "eps=1e-5"),
+        "forward_difference": swap("(f(x + step) - f(x - step)) / (2 * eps)", "(f(x + step) - f(x)) / eps"),
+        "divides_by_eps": swap("/ (2 * eps)", "/ eps"),
+        "in_place_then_restore": swap(
+            ("x = np.array(x, dtype=np.float64)  # a float64 copy\n    grad = np.zeros_like(x)",
+             "grad = np.zeros(x.shape)"),
+            ("""step = np.zeros_like(x)
+        step[i] = eps
+        grad[i] = (f(x + step) - f(x - step)) / (2 * eps)""",
+             """old = x[i]
         x[i] = old + eps
         fp = f(x)
         x[i] = old - eps
         fm = f(x)
         x[i] = old
-        g[i] = (fp - fm) / (2 * eps)
-    return g
-''',
-        "keeps_input_dtype": '''
-import numpy as np
-def numerical_gradient(f, x, eps=1e-6):
-    g = np.zeros(x.shape)
-    for i in range(x.size):
-        xp, xm = x.copy(), x.copy()
-        xp[i] += eps
-        xm[i] -= eps
-        g[i] = (f(xp) - f(xm)) / (2 * eps)
-    return g
-''',
-        "ignores_eps_argument": '''
-import numpy as np
-def numerical_gradient(f, x, eps=1e-6):
-    x = np.array(x, dtype=np.float64)
-    h = 1e-5
-    g = np.zeros_like(x)
-    for i in range(x.size):
-        e = np.zeros_like(x)
-        e[i] = h
-        g[i] = (f(x + e) - f(x - e)) / (2 * h)
-    return g
-''',
+        grad[i] = (fp - fm) / (2 * eps)"""),
+        ),
+        "keeps_input_dtype": swap("np.array(x, dtype=np.float64)  # a float64 copy", "np.array(x)  # a copy"),
+        "ignores_eps_argument": swap(("step[i] = eps", "step[i] = 1e-5"), ("/ (2 * eps)", "/ (2 * 1e-5)")),
     },
     "two_layer_grads": {
-        "forgets_factor_two": '''
-import numpy as np
-def two_layer_grads(x, y, w1, w2):
-    h = 1 / (1 + np.exp(-x @ w1))
-    y_pred = h @ w2
-    loss = float(np.sum((y_pred - y) ** 2))
-    g = y_pred - y
-    grad_w2 = h.T @ g
-    grad_w1 = x.T @ ((g @ w2.T) * h * (1 - h))
-    return loss, grad_w1, grad_w2
-''',
-        "sigmoid_derivative_is_h": '''
-import numpy as np
-def two_layer_grads(x, y, w1, w2):
-    h = 1 / (1 + np.exp(-x @ w1))
-    y_pred = h @ w2
-    loss = float(np.sum((y_pred - y) ** 2))
-    g = 2 * (y_pred - y)
-    grad_w2 = h.T @ g
-    grad_w1 = x.T @ ((g @ w2.T) * h)
-    return loss, grad_w1, grad_w2
-''',
-        "mean_instead_of_sum": '''
-import numpy as np
-def two_layer_grads(x, y, w1, w2):
-    n = y.size
-    h = 1 / (1 + np.exp(-x @ w1))
-    y_pred = h @ w2
-    loss = float(np.mean((y_pred - y) ** 2))
-    g = 2 * (y_pred - y) / n
-    grad_w2 = h.T @ g
-    grad_w1 = x.T @ ((g @ w2.T) * h * (1 - h))
-    return loss, grad_w1, grad_w2
-''',
+        "forgets_factor_two": swap("2.0 * (y_pred - y)", "(y_pred - y)"),
+        "sigmoid_derivative_is_h": swap("grad_h * h * (1.0 - h)", "grad_h * h"),
+        "mean_instead_of_sum": swap(
+            ("np.sum((y_pred - y) ** 2)", "np.mean((y_pred - y) ** 2)"),
+            ("2.0 * (y_pred - y)", "2.0 * (y_pred - y) / y.size"),
+        ),
+        # a different implementation (torch autograd), nothing of the reference's to edit: whole cell
         "uses_torch_autograd": '''
 import numpy as np
 import torch
@@ -421,29 +111,8 @@ def two_layer_grads(x, y, w1, w2):
     loss.backward()
     return loss.item(), tw1.grad.numpy(), tw2.grad.numpy()
 ''',
-        "grad_w1_uses_pre_activation_sigmoid_wrongly": '''
-import numpy as np
-def two_layer_grads(x, y, w1, w2):
-    u = x @ w1
-    h = 1 / (1 + np.exp(-u))
-    y_pred = h @ w2
-    loss = float(np.sum((y_pred - y) ** 2))
-    g = 2 * (y_pred - y)
-    grad_w2 = h.T @ g
-    grad_w1 = x.T @ ((g @ w2.T) * u * (1 - u))
-    return loss, grad_w1, grad_w2
-''',
-        "loss_as_array": '''
-import numpy as np
-def two_layer_grads(x, y, w1, w2):
-    h = 1 / (1 + np.exp(-x @ w1))
-    y_pred = h @ w2
-    loss = np.sum((y_pred - y) ** 2, keepdims=True)
-    g = 2 * (y_pred - y)
-    grad_w2 = h.T @ g
-    grad_w1 = x.T @ ((g @ w2.T) * h * (1 - h))
-    return loss, grad_w1, grad_w2
-''',
+        "grad_w1_uses_pre_activation_sigmoid_wrongly": swap("grad_h * h * (1.0 - h)", "grad_h * u * (1.0 - u)"),
+        "loss_as_array": swap("float(np.sum((y_pred - y) ** 2))", "np.sum((y_pred - y) ** 2, keepdims=True)"),
     },
     "Dual": {
         "sin_tangent_minus_cos": swap(
@@ -460,27 +129,15 @@ def two_layer_grads(x, y, w1, w2):
             ("return Dual(-self.value, -self.tangent)", "return Dual(-self.value, self.tangent)")),
     },
     "jvp": {
-        "seeds_ones_not_v": _DUAL + '''
-import numpy as np
-def jvp(f, x, v):
-    return float(f([Dual(a, 1.0) for a in x]).tangent)
-''',
-        "returns_value": _DUAL + '''
-import numpy as np
-def jvp(f, x, v):
-    return float(f([Dual(a, t) for a, t in zip(x, v)]).value)
-''',
-        "returns_the_dual": _DUAL + '''
-import numpy as np
-def jvp(f, x, v):
-    return f([Dual(a, t) for a, t in zip(x, v)])
-''',
-        "only_first_direction": _DUAL + '''
-import numpy as np
-def jvp(f, x, v):
-    duals = [Dual(a, 1.0 if i == 0 else 0.0) for i, a in enumerate(x)]
-    return float(v[0] * f(duals).tangent)
-''',
+        "seeds_ones_not_v": swap("Dual(float(a), float(t))", "Dual(float(a), 1.0)"),
+        "returns_value": swap("f(duals).tangent", "f(duals).value"),
+        "returns_the_dual": swap("return float(f(duals).tangent)", "return f(duals)"),
+        "only_first_direction": swap(
+            ("Dual(float(a), float(t)) for a, t in zip(np.asarray(x, dtype=float), np.asarray(v, dtype=float))",
+             "Dual(float(a), 1.0 if i == 0 else 0.0) for i, a in enumerate(np.asarray(x, dtype=float))"),
+            ("float(f(duals).tangent)", "float(v[0] * f(duals).tangent)"),
+        ),
+        # a different implementation (torch.func.jvp), nothing of the reference's to edit: whole cell
         "uses_torch_func_jvp": '''
 import numpy as np
 import torch
@@ -511,60 +168,20 @@ def jvp(f, x, v):
             ("for p in (*weights, bias)]", "for p in (*(Value(w.data) for w in weights), Value(bias.data))]")),
     },
     "zero_grad": {
-        "does_nothing": '''
-def zero_grad(params):
-    pass
-''',
-        "returns_after_the_first": '''
-def zero_grad(params):
-    for p in params:
-        p.grad = 0.0
-        return
-''',
-        "zeroes_the_data": '''
-def zero_grad(params):
-    for p in params:
-        p.data = 0.0
-''',
-        "sets_none": '''
-def zero_grad(params):
-    for p in params:
-        p.grad = None
-''',
-        "integer_zero": '''
-def zero_grad(params):
-    for p in params:
-        p.grad = 0
-''',
+        "does_nothing": swap("    for p in params:\n        p.grad = 0.0", "    pass"),
+        "returns_after_the_first": swap("\n        p.grad = 0.0", "\n        p.grad = 0.0\n        return"),
+        "zeroes_the_data": swap("\n        p.grad = 0.0", "\n        p.data = 0.0"),
+        "sets_none": swap("\n        p.grad = 0.0", "\n        p.grad = None"),
+        "integer_zero": swap("\n        p.grad = 0.0", "\n        p.grad = 0"),
     },
     "sgd_step": {
-        "adds_the_gradient": '''
-def sgd_step(params, lr):
-    for p in params:
-        p.data += lr * p.grad
-''',
-        "forgets_the_learning_rate": '''
-def sgd_step(params, lr):
-    for p in params:
-        p.data -= p.grad
-''',
-        "also_zeroes_the_gradient": '''
-def sgd_step(params, lr):
-    for p in params:
-        p.data -= lr * p.grad
-        p.grad = 0.0
-''',
-        "returns_after_the_first": '''
-def sgd_step(params, lr):
-    for p in params:
-        p.data -= lr * p.grad
-        return
-''',
-        "steps_on_the_data": '''
-def sgd_step(params, lr):
-    for p in params:
-        p.data -= lr * p.data
-''',
+        "adds_the_gradient": swap("\n        p.data -= lr * p.grad", "\n        p.data += lr * p.grad"),
+        "forgets_the_learning_rate": swap("\n        p.data -= lr * p.grad", "\n        p.data -= p.grad"),
+        "also_zeroes_the_gradient": swap(
+            "\n        p.data -= lr * p.grad", "\n        p.data -= lr * p.grad\n        p.grad = 0.0"),
+        "returns_after_the_first": swap(
+            "\n        p.data -= lr * p.grad", "\n        p.data -= lr * p.grad\n        return"),
+        "steps_on_the_data": swap("\n        p.data -= lr * p.grad", "\n        p.data -= lr * p.data"),
     },
 }
 
