@@ -21,52 +21,17 @@ MUTANTS = {
         'dtype_follows_inputs': swap('np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + float(b)', 'X @ w + b'),
     },
     'margin': {
-        'functional_margin': swap(
-            '''X = np.asarray(X, dtype=float)
-    w = np.asarray(w, dtype=float)
-    return float(np.min(np.asarray(y) * (X @ w + b)) / np.linalg.norm(w''',
-            'return float(np.min(y * (X @ w + b)'),
-        'unsigned_distance': swap(
-            '''X = np.asarray(X, dtype=float)
-    w = np.asarray(w, dtype=float)
-    return float(np.min(np.asarray(y) * ''',
-            'return float(np.min(np.abs'),
-        'norm_includes_bias': swap(
-            '''X = np.asarray(X, dtype=float)
-    w = np.asarray(w, dtype=float)
-    return float(np.min(np.asarray(y) * (X @ w + b)) / np.linalg.norm(w''',
-            'return float(np.min(y * (X @ w + b)) / np.linalg.norm(np.r_[w, b]'),
-        'divides_by_squared_norm': swap(
-            '''X = np.asarray(X, dtype=float)
-    w = np.asarray(w, dtype=float)
-    return float(np.min(np.asarray(y) * (X @ w + b)) / np.linalg.norm(''',
-            'return float(np.min(y * (X @ w + b)) / (w @ '),
-        'mean_instead_of_min': swap(
-            '''X = np.asarray(X, dtype=float)
-    w = np.asarray(w, dtype=float)
-    return float(np.min(np.asarray(y)''',
-            'return float(np.mean(y'),
+        'functional_margin': swap(" / np.linalg.norm(w)", ""),
+        'unsigned_distance': swap("np.min(np.asarray(y) * ", "np.min(np.abs"),
+        'norm_includes_bias': swap("np.linalg.norm(w)", "np.linalg.norm(np.r_[w, b])"),
+        'divides_by_squared_norm': swap("np.linalg.norm(w)", "(w @ w)"),
+        'mean_instead_of_min': swap("np.min(", "np.mean("),
         'per_point_margins': swap(
-            '''X = np.asarray(X, dtype=float)
-    w = np.asarray(w, dtype=float)
-    return float(np.min(np.asarray(y) * (X @ w + b)) / np.linalg.norm(w)''',
-            'return y * (X @ w + b) / np.linalg.norm(w'),
+            "float(np.min(np.asarray(y) * (X @ w + b)) / np.linalg.norm(w))",
+            "np.asarray(y) * (X @ w + b) / np.linalg.norm(w)"),
     },
     'perceptron_train': {
-        'strict_mistake_test': swap(
-            ('''X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.zeros(X.shape[1])
-    b = 0.0
-    updates =''',
-             'w, b, updates = np.zeros(X.shape[1]), 0.0,'),
-            ('<= 0:',
-             '< 0:'),
-            ('= b +',
-             '+='),
-            ('int(updates)',
-             'updates'),
-        ),
+        'strict_mistake_test': swap("<= 0:", "< 0:"),
         'bias_never_updated': swap("""
                 b = b + y_i""", ""),
         'counts_sweeps_not_updates': swap("updates += mistakes", "updates += mistakes > 0"),
@@ -82,38 +47,12 @@ MUTANTS = {
         w = w + y[wrong] @ X[wrong]
         b = b + y[wrong].sum()
         mistakes += int(wrong.sum())"""),
-        'one_sweep_too_many': swap(
-            ('''X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.zeros(X.shape[1])
-    b = 0.0
-    updates = 0
-    for _ in range(max_epochs''',
-             '''w, b, updates = np.zeros(X.shape[1]), 0.0, 0
-    for _ in range(max_epochs + 1'''),
-            ('= b +',
-             '+='),
-            ('int(updates)',
-             'updates'),
-        ),
+        'one_sweep_too_many': swap("range(max_epochs)", "range(max_epochs + 1)"),
         'shuffles_the_order': swap(
-            ('''X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.zeros(X.shape[1])
-    b = 0.0
-    updates =''',
-             '''rng = np.random.default_rng(0)
-    w, b, updates = np.zeros(X.shape[1]), 0.0,'''),
-            ('''x_i, y_i in zip(X, y):
-            if y_i * (w @ x_i + b) <= 0:
-                w = w + y_i * x_i
-                b = b + y_i''',
-             '''i in rng.permutation(len(y)):
-            if y[i] * (w @ X[i] + b) <= 0:
-                w = w + y[i] * X[i]
-                b += y[i]'''),
-            ('int(updates)',
-             'updates'),
+            ("updates = 0", """updates = 0
+    rng = np.random.default_rng(0)"""),
+            ("for x_i, y_i in zip(X, y):", """for i in rng.permutation(len(y)):
+            x_i, y_i = X[i], y[i]"""),
         ),
         'zeros_like_keeps_integer_dtype': swap(
             ('''X = np.asarray(X, dtype=float)
@@ -126,23 +65,14 @@ MUTANTS = {
              'b, updates'),
         ),
         'folds_labels_into_X_in_place': swap(
-            ('''= np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.zeros(X.shape[1])
-    b = 0.0
-    updates =''',
-             '''*= y[:, None]          # z_i = y_i x_i: a mistake is w.z_i + b y_i <= 0
-    w, b, updates = np.zeros(X.shape[1]), 0.0,'''),
-            ('''x_i, y_i in zip(X, y):
+            ("updates = 0", """updates = 0
+    X *= y[:, None]          # z_i = y_i x_i: a mistake is w.z_i + b y_i <= 0"""),
+            ("""for x_i, y_i in zip(X, y):
             if y_i * (w @ x_i + b) <= 0:
-                w = w + y_i * x_i
-                b = b +''',
-             '''z_i, y_i in zip(X, y):
+                w = w + y_i * x_i""",
+             """for z_i, y_i in zip(X, y):
             if w @ z_i + b * y_i <= 0:
-                w = w + z_i
-                b +='''),
-            ('int(updates)',
-             'updates'),
+                w = w + z_i"""),
         ),
         'default_max_epochs_100': swap("max_epochs=1000", "max_epochs=100"),
     },
