@@ -24,17 +24,7 @@ MUTANTS = {
             ('Z @ W.T',
              'np.tanh(Z @ W.T)'),
         ),
-        'ignores_z0': '''
-import numpy as np
-def rnn_forward(X, U, V, W, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m)
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    return Z, Z @ W.T
-''',
+        'ignores_z0': swap('np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)', 'np.zeros(m)'),
         'transposed_recurrent_weights': swap(
             ('np.asarray(z0, dtype=float)',
              'z0'),
@@ -62,321 +52,56 @@ def rnn_forward(X, U, V, W, z0=None):
         ),
     },
     'jacobian_norms': {
-        'derivative_at_earlier_state': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    norms, J = np.ones(T), np.eye(m)
-    for k in range(T - 2, -1, -1):
-        J = J @ ((1 - Z[k] ** 2)[:, None] * U)
-        norms[k] = np.linalg.norm(J, 2)
-    return norms
-''',
-        'frobenius_norm': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    norms, J = np.ones(T), np.eye(m)
-    for k in range(T - 2, -1, -1):
-        J = J @ ((1 - Z[k + 1] ** 2)[:, None] * U)
-        norms[k] = np.linalg.norm(J)
-    norms[-1] = np.linalg.norm(np.eye(m))
-    return norms
-''',
-        'product_in_wrong_order': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    norms, J = np.ones(T), np.eye(m)
-    for k in range(T - 2, -1, -1):
-        J = ((1 - Z[k + 1] ** 2)[:, None] * U) @ J
-        norms[k] = np.linalg.norm(J, 2)
-    return norms
-''',
-        'diag_on_wrong_side': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    norms, J = np.ones(T), np.eye(m)
-    for k in range(T - 2, -1, -1):
-        J = J @ (U * (1 - Z[k + 1] ** 2)[None, :])
-        norms[k] = np.linalg.norm(J, 2)
-    return norms
-''',
-        'product_of_norms': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    norms = np.ones(T)
-    for k in range(T - 2, -1, -1):
-        norms[k] = norms[k + 1] * np.linalg.norm((1 - Z[k + 1] ** 2)[:, None] * U, 2)
-    return norms
-''',
-        'reversed_order_of_lags': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    norms, J = np.ones(T), np.eye(m)
-    for k in range(T - 2, -1, -1):
-        J = J @ ((1 - Z[k + 1] ** 2)[:, None] * U)
-        norms[k] = np.linalg.norm(J, 2)
-    return norms[::-1]
-''',
-        'no_tanh_derivative': '''
-import numpy as np
-def jacobian_norms(X, U, V, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    norms, J = np.ones(T), np.eye(m)
-    for k in range(T - 2, -1, -1):
-        J = J @ U
-        norms[k] = np.linalg.norm(J, 2)
-    return norms
-''',
+        'derivative_at_earlier_state': swap('Z[k + 1] ** 2', 'Z[k] ** 2'),
+        'frobenius_norm': swap(
+            ('np.linalg.norm(J, 2)',
+             'np.linalg.norm(J)'),
+            ('return norms',
+             '''norms[-1] = np.linalg.norm(np.eye(m))
+    return norms'''),
+        ),
+        'product_in_wrong_order': swap(
+            'J = J @ ((1.0 - Z[k + 1] ** 2)[:, None] * U)',
+            'J = ((1.0 - Z[k + 1] ** 2)[:, None] * U) @ J'),
+        'diag_on_wrong_side': swap('(1.0 - Z[k + 1] ** 2)[:, None] * U', 'U * (1.0 - Z[k + 1] ** 2)[None, :]'),
+        'product_of_norms': swap(
+            ('J = J @ ((1.0 - Z[k + 1] ** 2)[:, None] * U)',
+             'J = (1.0 - Z[k + 1] ** 2)[:, None] * U'),
+            ('norms[k] = np.linalg.norm(J, 2)',
+             'norms[k] = norms[k + 1] * np.linalg.norm(J, 2)'),
+        ),
+        'reversed_order_of_lags': swap('return norms', 'return norms[::-1]'),
+        'no_tanh_derivative': swap('(1.0 - Z[k + 1] ** 2)[:, None] * U', 'U'),
     },
     'rnn_backward': {
-        'no_gradient_from_the_future': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = g_out[t] * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'recurrent_gradient_without_transpose': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U @ da
-    return dU, dV, dW, dz
-''',
-        'du_paired_with_current_state': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'no_tanh_derivative': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = g_out[t] + dz
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'derivative_at_previous_state': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z_prev[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'dw_transposed_shape_fixed_wrong': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = (Z.T @ dY).reshape(W.shape)
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'ignores_z0': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'dz0_is_last_gradient_before_weights': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z_start = np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)
-    Z = np.empty((T, m))
-    z = z_start
-    for t in range(T):
-        z = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    Z_prev = np.vstack([z_start[None], Z[:-1]])
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz_last = dz
-        dz = U.T @ da
-    return dU, dV, dW, dz_last
-''',
-        'mutates_z0': '''
-import numpy as np
-def rnn_backward(X, U, V, W, dY, z0=None):
-    T, m = X.shape[0], U.shape[0]
-    z = np.zeros(m) if z0 is None else z0
-    Z = np.empty((T, m))
-    Z_prev = np.empty((T, m))
-    for t in range(T):
-        Z_prev[t] = z
-        z[:] = np.tanh(U @ z + V @ X[t])
-        Z[t] = z
-    dW = dY.T @ Z
-    g_out = dY @ W
-    dU, dV = np.zeros(U.shape), np.zeros(V.shape)
-    dz = np.zeros(m)
-    for t in range(T - 1, -1, -1):
-        da = (g_out[t] + dz) * (1.0 - Z[t] ** 2)
-        dU += np.outer(da, Z_prev[t])
-        dV += np.outer(da, X[t])
-        dz = U.T @ da
-    return dU, dV, dW, dz
-''',
-        'calls_torch': '''
-import numpy as np
-import torch
-def rnn_backward(X, U, V, W, dY, z0=None):
-    Ut, Vt, Wt = (torch.tensor(a, requires_grad=True) for a in (U, V, W))
-    s = torch.zeros(U.shape[0], dtype=torch.float64) if z0 is None else torch.tensor(z0)
-    s.requires_grad_(True)
-    z, ys = s, []
-    for x in torch.tensor(X):
-        z = torch.tanh(Ut @ z + Vt @ x)
-        ys.append(Wt @ z)
-    (torch.stack(ys) * torch.tensor(dY)).sum().backward()
-    return Ut.grad.numpy(), Vt.grad.numpy(), Wt.grad.numpy(), s.grad.numpy()
-''',
+        'no_gradient_from_the_future': swap('(g_out[t] + dz)', 'g_out[t]'),
+        'recurrent_gradient_without_transpose': swap('dz = U.T @ da', 'dz = U @ da'),
+        'du_paired_with_current_state': swap('np.outer(da, Z_prev[t])', 'np.outer(da, Z[t])'),
+        'no_tanh_derivative': swap('(g_out[t] + dz) * (1.0 - Z[t] ** 2)', 'g_out[t] + dz'),
+        'derivative_at_previous_state': swap('(1.0 - Z[t] ** 2)', '(1.0 - Z_prev[t] ** 2)'),
+        'dw_transposed_shape_fixed_wrong': swap('dW = dY.T @ Z', 'dW = (Z.T @ dY).reshape(W.shape)'),
+        'ignores_z0': swap('np.zeros(m) if z0 is None else np.asarray(z0, dtype=float)', 'np.zeros(m)'),
+        'dz0_is_last_gradient_before_weights': swap(
+            ('dz = U.T @ da',
+             '''dz_last = dz
+        dz = U.T @ da'''),
+            ('return dU, dV, dW, dz',
+             'return dU, dV, dW, dz_last'),
+        ),
+        'mutates_z0': swap(
+            ('z = z_start',
+             '''z = z_start.copy() if z0 is None else z0      # the caller's array, updated in place below
+    z_start = z.copy()'''),
+            ('z = np.tanh',
+             'z[:] = np.tanh'),
+        ),
+        'calls_torch': swap(
+            ('def',
+             '''import torch
+def'''),
+            ('dz = U.T @ da',
+             'dz = (torch.from_numpy(U).T @ torch.from_numpy(da)).numpy()'),
+        ),
     },
     'clip_grad_norm': {
         'clips_each_array_separately': swap(
@@ -447,23 +172,19 @@ def rnn_backward(X, U, V, W, dY, z0=None):
     return h_new''',
              'return sigmoid(a_o) * np.tanh(c_new)'),
         ),
-        'no_batch_support': '''
-import numpy as np
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = W_ih @ x + b_ih + W_hh @ h + b_hh
-    a_i, a_f, a_g, a_o = np.split(a, 4)
-    c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
-    return sigmoid(a_o) * np.tanh(c_new), c_new
-''',
-        'calls_torch': '''
-import numpy as np
-import torch
-def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
-    a = torch.from_numpy(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)
-    a_i, a_f, a_g, a_o = torch.chunk(a, 4, dim=-1)
-    c_new = torch.sigmoid(a_f) * torch.from_numpy(c) + torch.sigmoid(a_i) * torch.tanh(a_g)
-    return (torch.sigmoid(a_o) * torch.tanh(c_new)).numpy(), c_new.numpy()
-''',
+        'no_batch_support': swap(
+            ('x @ W_ih.T + b_ih + h @ W_hh.T + b_hh',
+             'W_ih @ x + b_ih + W_hh @ h + b_hh'),
+            ('np.split(a, 4, axis=-1)',
+             'np.split(a, 4)'),
+        ),
+        'calls_torch': swap(
+            ('def',
+             '''import torch
+def'''),
+            ('sigmoid(a_f) * c',
+             'torch.sigmoid(torch.from_numpy(a_f)).numpy() * c'),
+        ),
         'mutates_c': swap(
             '''c_new = sigmoid(a_f) * c + sigmoid(a_i) * np.tanh(a_g)
     h_new = sigmoid(a_o) * np.tanh(c_new)
@@ -473,53 +194,27 @@ def lstm_cell(x, h, c, W_ih, W_hh, b_ih, b_hh):
     return sigmoid(a_o) * np.tanh(c), c.copy()'''),
     },
     'gru_cell': {
-        'reset_outside_bias': '''
-import numpy as np
-def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
-    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
-    hr, hz, hn = np.split(h @ W_hh.T, 3, axis=-1)
-    br, bz, bn = np.split(b_hh, 3)
-    r, z = sigmoid(xr + hr + br), sigmoid(xz + hz + bz)
-    n = np.tanh(xn + r * hn + bn)
-    return (1 - z) * n + z * h
-''',
-        'update_gate_swapped': '''
-import numpy as np
-def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
-    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
-    hr, hz, hn = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
-    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
-    n = np.tanh(xn + r * hn)
-    return z * n + (1 - z) * h
-''',
-        'gate_order_zrn': '''
-import numpy as np
-def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
-    xz, xr, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
-    hz, hr, hn = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
-    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
-    n = np.tanh(xn + r * hn)
-    return (1 - z) * n + z * h
-''',
-        'reset_applied_to_state': '''
-import numpy as np
-def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
-    m = h.shape[-1]
-    xr, xz, xn = np.split(x @ W_ih.T + b_ih, 3, axis=-1)
-    hr, hz, _ = np.split(h @ W_hh.T + b_hh, 3, axis=-1)
-    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
-    n = np.tanh(xn + (r * h) @ W_hh[2 * m:].T + b_hh[2 * m:])
-    return (1 - z) * n + z * h
-''',
-        'no_batch_support': '''
-import numpy as np
-def gru_cell(x, h, W_ih, W_hh, b_ih, b_hh):
-    xr, xz, xn = np.split(W_ih @ x + b_ih, 3)
-    hr, hz, hn = np.split(W_hh @ h + b_hh, 3)
-    r, z = sigmoid(xr + hr), sigmoid(xz + hz)
-    n = np.tanh(xn + r * hn)
-    return (1 - z) * n + z * h
-''',
+        'reset_outside_bias': swap(
+            'n = np.tanh(xn + r * hn)',
+            '''bn = b_hh[2 * h.shape[-1]:]
+    n = np.tanh(xn + r * (hn - bn) + bn)'''),
+        'update_gate_swapped': swap('(1.0 - z) * n + z * h', 'z * n + (1.0 - z) * h'),
+        'gate_order_zrn': swap(
+            ('xr, xz, xn',
+             'xz, xr, xn'),
+            ('hr, hz, hn',
+             'hz, hr, hn'),
+        ),
+        'reset_applied_to_state': swap(
+            'n = np.tanh(xn + r * hn)',
+            '''m = h.shape[-1]
+    n = np.tanh(xn + (r * h) @ W_hh[2 * m:].T + b_hh[2 * m:])'''),
+        'no_batch_support': swap(
+            ('x @ W_ih.T + b_ih, 3, axis=-1',
+             'W_ih @ x + b_ih, 3'),
+            ('h @ W_hh.T + b_hh, 3, axis=-1',
+             'W_hh @ h + b_hh, 3'),
+        ),
         'calls_torch': swap(
             ('def',
              '''import torch
@@ -533,115 +228,47 @@ def'''),
         ),
     },
     'linear_scan': {
-        'python_loop_over_t': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
-    z = np.zeros(a.shape[1], dtype) if z0 is None else z0
-    out = np.empty(a.shape, dtype)
-    for t in range(len(a)):
-        z = a[t] * z + b[t]
-        out[t] = z
-    return out
-''',
-        'combine_in_wrong_order': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
-    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
-    if z0 is not None:
+        'python_loop_over_t': swap(
+            '''d = 1
+    while d < len(A):
+        # (A[t-d], B[t-d]) then (A[t], B[t]) = (A[t-d] A[t], A[t] B[t-d] + B[t])
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        d *= 2''',
+            '''for t in range(1, len(A)):
+        B[t] = A[t] * B[t - 1] + B[t]'''),
+        'combine_in_wrong_order': swap('A[d:] * B[:-d] + B[d:]', 'A[:-d] * B[d:] + B[:-d]'),
+        'ignores_z0': swap(
+            (' if z0 is None else np.result_type(a, b, z0, 1.0)',
+             ''),
+            ('''    if z0 is not None:
         B[0] = A[0] * z0 + B[0]
-    d = 1
-    while d < len(A):
-        B = np.concatenate([B[:d], A[:-d] * B[d:] + B[:-d]])
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        d *= 2
-    return B
 ''',
-        'ignores_z0': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0)
-    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
-    d = 1
-    while d < len(A):
-        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        d *= 2
-    return B
-''',
-        'z0_added_without_a1': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
-    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
-    if z0 is not None:
-        B[0] = z0 + B[0]
-    d = 1
-    while d < len(A):
-        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        d *= 2
-    return B
-''',
-        'casts_to_real': '''
-import numpy as np
-import warnings
-def linear_scan(a, b, z0=None):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        A, B = np.array(a, dtype=float), np.array(b, dtype=float)
-        if z0 is not None:
-            B[0] = A[0] * np.real(z0) + B[0]
-    d = 1
-    while d < len(A):
-        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        d *= 2
-    return B
-''',
-        'updates_a_before_b': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
-    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
-    if z0 is not None:
-        B[0] = A[0] * z0 + B[0]
-    d = 1
-    while d < len(A):
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
-        d *= 2
-    return B
-''',
-        'stops_one_round_early': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
-    A, B = np.array(a, dtype=dtype), np.array(b, dtype=dtype)
-    if z0 is not None:
-        B[0] = A[0] * z0 + B[0]
-    d = 1
-    while 2 * d < len(A):
-        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        d *= 2
-    return B
-''',
-        'mutates_b': '''
-import numpy as np
-def linear_scan(a, b, z0=None):
-    dtype = np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)
-    A, B = np.asarray(a, dtype=dtype), np.asarray(b, dtype=dtype)
-    if z0 is not None:
-        B[0] = A[0] * z0 + B[0]
-    d = 1
-    while d < len(A):
-        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
-        A = np.concatenate([A[:d], A[d:] * A[:-d]])
-        d *= 2
-    return B
-''',
+             ''),
+        ),
+        'z0_added_without_a1': swap('B[0] = A[0] * z0 + B[0]', 'B[0] = z0 + B[0]'),
+        'casts_to_real': swap(
+            ('np.result_type(a, b, 1.0) if z0 is None else np.result_type(a, b, z0, 1.0)',
+             'float'),
+            ('np.array(a,',
+             'np.array(np.real(a),'),
+            ('np.array(b,',
+             'np.array(np.real(b),'),
+            ('A[0] * z0',
+             'A[0] * np.real(z0)'),
+        ),
+        'updates_a_before_b': swap(
+            '''        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])
+        A = np.concatenate([A[:d], A[d:] * A[:-d]])''',
+            '''        A = np.concatenate([A[:d], A[d:] * A[:-d]])
+        B = np.concatenate([B[:d], A[d:] * B[:-d] + B[d:]])'''),
+        'stops_one_round_early': swap('while d < len(A)', 'while 2 * d < len(A)'),
+        'mutates_b': swap(
+            ('A = np.array(a',
+             'A = np.asarray(a'),
+            ('B = np.array(b',
+             'B = np.asarray(b'),
+        ),
     },
     'lru_eigenvalues': {
         'single_exponential': swap(
