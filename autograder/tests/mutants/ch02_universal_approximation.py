@@ -25,25 +25,15 @@ MUTANTS = {
     },
     'mlp_forward': {
         'no_transpose': swap(
-            '''H = relu(np.asarray(X, dtype=float) @ np.asarray(W1, dtype=float).T + b1)
-    return H @ np.asarray(W2, dtype=float).T''',
-            'return np.maximum(X @ W1 + b1, 0) @ W2'),
+            ("dtype=float).T + b1", "dtype=float) + b1"),
+            ("dtype=float).T + b2", "dtype=float) + b2"),
+        ),
         'relu_on_output': swap(
-            '''H = relu(np.asarray(X, dtype=float) @ np.asarray(W1, dtype=float).T + b1)
-    return H @ np.asarray(W2, dtype=float).T + b2''',
-            'return np.maximum(np.maximum(X @ W1.T + b1, 0) @ W2.T + b2, 0)'),
-        'forgot_b2': swap(
-            '''H = relu(np.asarray(X, dtype=float) @ np.asarray(W1, dtype=float).T + b1)
-    return H @ np.asarray(W2, dtype=float).T + b2''',
-            'return np.maximum(X @ W1.T + b1, 0) @ W2.T'),
-        'bias_after_relu': swap(
-            '''H = relu(np.asarray(X, dtype=float) @ np.asarray(W1, dtype=float).T + b1)
-    return H @ np.asarray(W2, dtype=float)''',
-            'return (np.maximum(X @ W1.T, 0) + b1) @ W2'),
+            "return H @ np.asarray(W2, dtype=float).T + b2", "return relu(H @ np.asarray(W2, dtype=float).T + b2)"),
+        'forgot_b2': swap("dtype=float).T + b2", "dtype=float).T"),
+        'bias_after_relu': swap("dtype=float).T + b1)", "dtype=float).T) + b1"),
         'flattened_output': swap(
-            '''H = relu(np.asarray(X, dtype=float) @ np.asarray(W1, dtype=float).T + b1)
-    return H @ np.asarray(W2, dtype=float).T + b2''',
-            'return (np.maximum(X @ W1.T + b1, 0) @ W2.T + b2).ravel()'),
+            "return H @ np.asarray(W2, dtype=float).T + b2", "return (H @ np.asarray(W2, dtype=float).T + b2).ravel()"),
     },
     'relu_interpolant': {
         'slopes_not_slope_changes': swap("c = np.diff(slopes, prepend=0.0)", "c = slopes"),
@@ -75,26 +65,11 @@ MUTANTS = {
         'ignores_interval': swap("a + tol_ab < t[i] < b - tol_ab and ", ""),
     },
     'activation_patterns': {
-        'non_strict_inequality': swap(
-            '''active = np.asarray(points, dtype=float) @ np.asarray(W, dtype=float).T + b > 0   # (P, m)
-    return int(np.unique(active''',
-            'return int(np.unique(points @ W.T + b >= 0'),
-        'counts_active_units': swap(
-            '''active = np.asarray(points, dtype=float) @ np.asarray(W, dtype=float).T + b > 0   # (P, m)
-    return int(np.unique(active, axis=0''',
-            'return int(np.unique((points @ W.T + b > 0).sum(axis=1)'),
-        'flattened_unique': swap(
-            '''active = np.asarray(points, dtype=float) @ np.asarray(W, dtype=float).T + b > 0   # (P, m)
-    return int(np.unique(active, axis=0).shape[0]''',
-            'return int(len(np.unique(points @ W.T + b > 0))'),
-        'all_patterns': swap(
-            '''active = np.asarray(points, dtype=float) @ np.asarray(W, dtype=float).T + b > 0   # (P, m)
-    return int(np.unique(active, axis=0).shape[0])''',
-            'return 2 ** W.shape[0]'),
-        'wrong_orientation': swap(
-            '''active = np.asarray(points, dtype=float) @ np.asarray(W, dtype=float).T + b > 0   # (P, m)
-    return int(np.unique(active''',
-            'return int(np.unique((W @ points.T).T + b[0] > 0'),
+        'non_strict_inequality': swap(".T + b > 0", ".T + b >= 0"),
+        'counts_active_units': swap("np.unique(active, axis=0)", "np.unique(active.sum(axis=1))"),
+        'flattened_unique': swap("np.unique(active, axis=0).shape[0]", "len(np.unique(active))"),
+        'all_patterns': swap("int(np.unique(active, axis=0).shape[0])", "2 ** W.shape[0]"),
+        'wrong_orientation': swap(".T + b > 0", ".T + b[0] > 0"),
     },
     'zaslavsky_bound': {
         'upper_limit_excluded': swap(

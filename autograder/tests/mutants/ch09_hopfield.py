@@ -42,23 +42,12 @@ MUTANTS = {
             ("if W[i] @ x", "if W[i] @ old"),
         ),
         'np_sign_at_zero': swap("1.0 if W[i] @ x - b[i] >= 0 else -1.0", "np.sign(W[i] @ x - b[i])"),
-        'ignores_order': swap(
-            ('W = np.asarray(W',
-             'b = np.zeros(len(x)) if b is None else np.asarray(b'),
-            ('''b = np.zeros(len(x)) if b is None else np.asarray(b, dtype=float)
-    for i in order''',
-             'for i in range(len(x))'),
-        ),
+        'ignores_order': swap("for i in order", "for i in range(len(x))"),
         'threshold_added': swap("if W[i] @ x - b[i]", "if W[i] @ x + b[i]"),
         'updates_input_in_place': swap("x = np.array(x, dtype=float)", "x = np.asarray(x, dtype=float)"),
     },
     'recall': {
-        'last_sweep_not_counted': swap(
-            '''n = len(x)
-    for sweeps in range(1, max_sweeps + 1):
-        new = async_sweep(W, x, rng.permutation(n''',
-            '''for sweeps in range(max_sweeps):
-        new = async_sweep(W, x, rng.permutation(len(x)'''),
+        'last_sweep_not_counted': swap("range(1, max_sweeps + 1)", "range(max_sweeps)"),
         'one_order_for_all_sweeps': swap(
             ('n = len(x',
              'order = rng.permutation(len(x)'),
@@ -68,17 +57,8 @@ MUTANTS = {
         'fixed_order_no_draws': swap("rng.permutation(n), b)", "range(n), b)"),
         'forgets_thresholds': swap("rng.permutation(n), b)", "rng.permutation(n))"),
         'one_sweep_too_many': swap(
-            ('''n = len(x)
-    for sweeps in range(1, max_sweeps + 1):
-        new = async_sweep(W, x, rng.permutation(n''',
-             '''sweeps = 0
-    while sweeps <= max_sweeps:
-        sweeps += 1
-        new = async_sweep(W, x, rng.permutation(len(x)'''),
-            ('''max_sweeps
-''',
-             '''sweeps
-'''),
+            ("range(1, max_sweeps + 1)", "range(1, max_sweeps + 2)"),
+            ("return x, max_sweeps", "return x, sweeps"),
         ),
     },
     'crosstalk': {
@@ -106,30 +86,11 @@ MUTANTS = {
     },
     'stable_fraction': {
         'fraction_of_bits': swap(
-            '''W = np.asarray(W, dtype=float)
-    fields = P @ W.T
-    return float(np.mean(np.all(np.where(fields >= 0, 1.0, -1.0) == P, axis=1)''',
-            'return float(np.mean(np.where(P @ W.T >= 0, 1.0, -1.0) == P'),
-        'np_sign_at_zero': swap(
-            '''W = np.asarray(W, dtype=float)
-    fields = P @ W.T
-    return float(np.mean(np.all(np.where(fields >= 0, 1.0, -1.0''',
-            'return float(np.mean(np.all(np.sign(P @ W.T'),
-        'transposed_weights': swap(
-            '''W = np.asarray(W, dtype=float)
-    fields = P @ W.T
-    return float(np.mean(np.all(np.where(fields''',
-            'return float(np.mean(np.all(np.where(P @ W'),
-        'count_not_fraction': swap(
-            '''W = np.asarray(W, dtype=float)
-    fields = P @ W.T
-    return float(np.mean(np.all(np.where(fields''',
-            'return float(np.sum(np.all(np.where(P @ W.T'),
-        'any_bit_instead_of_all': swap(
-            '''W = np.asarray(W, dtype=float)
-    fields = P @ W.T
-    return float(np.mean(np.all(np.where(fields''',
-            'return float(np.mean(np.any(np.where(P @ W.T'),
+            "np.all(np.where(fields >= 0, 1.0, -1.0) == P, axis=1)", "np.where(fields >= 0, 1.0, -1.0) == P"),
+        'np_sign_at_zero': swap("np.where(fields >= 0, 1.0, -1.0)", "np.sign(fields)"),
+        'transposed_weights': swap("P @ W.T", "P @ W"),
+        'count_not_fraction': swap("np.mean(", "np.sum("),
+        'any_bit_instead_of_all': swap("np.all(", "np.any("),
     },
     'modern_hopfield_update': {
         'softmax_over_queries': swap(
