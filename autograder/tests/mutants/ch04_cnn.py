@@ -13,22 +13,8 @@ MUTANTS = {
         'truncated_to_signal_length': swap("    return out", "    return out[:n]"),
     },
     'toeplitz': {
-        'transposed': swap(
-            ('dtype=',
-             ''),
-            ('''H
-''',
-             '''H.T
-'''),
-        ),
-        'flipped_kernel': swap(
-            ('dtype=',
-             ''),
-            ('''h
-''',
-             '''h[::-1]
-'''),
-        ),
+        'transposed': swap("    return H", "    return H.T"),
+        'flipped_kernel': swap("H[j:j + m, j] = h", "H[j:j + m, j] = h[::-1]"),
         'square_n_by_n': swap("    return H", "    return H[:n]"),
         'upper_band': swap(
             ('dtype=',
@@ -130,24 +116,8 @@ def conv2d_backward(X, W, dY):
                                        'np.einsum("nohw,nchw->oc", dY, X[:, :, a:a + oh, c:c + ow]) / len(X)'),
     },
     'max_pool2d': {
-        'stride_one_by_default': swap(
-            ('dtype=',
-             ''),
-            ('''if stride is None:
-        stride = (kh, kw)
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
-             'sh, sw = (1, 1) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
-        ),
-        'starts_at_zero': swap(
-            ('dtype=',
-             ''),
-            ('''if stride is None:
-        stride = (kh, kw)
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
-             'sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
-            ('full(X.shape[:-2] + (oh, ow), -np.inf',
-             'zeros(X.shape[:-2] + (oh, ow)'),
-        ),
+        'stride_one_by_default': swap("stride = (kh, kw)", "stride = (1, 1)"),
+        'starts_at_zero': swap("np.full(X.shape[:-2] + (oh, ow), -np.inf)", "np.zeros(X.shape[:-2] + (oh, ow))"),
         'reshape_assumes_divisible': swap(
             ("""    if stride is None:
         stride = (kh, kw)
@@ -164,26 +134,8 @@ def conv2d_backward(X, W, dY):
         ),
     },
     'avg_pool2d': {
-        'stride_one_by_default': swap(
-            ('dtype=',
-             ''),
-            ('''if stride is None:
-        stride = (kh, kw)
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
-             'sh, sw = (1, 1) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
-        ),
-        'divides_by_kernel_height_squared': swap(
-            ('dtype=',
-             ''),
-            ('''if stride is None:
-        stride = (kh, kw)
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
-             'sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
-            ('''* kw)
-''',
-             '''* kh)
-'''),
-        ),
+        'stride_one_by_default': swap("stride = (kh, kw)", "stride = (1, 1)"),
+        'divides_by_kernel_height_squared': swap("out / (kh * kw)", "out / (kh * kh)"),
         'ceil_mode_partial_windows': swap(
             ("oh, ow = (H - kh) // sh + 1, (Wd - kw) // sw + 1",
              """oh, ow = -(-(H - kh) // sh) + 1, -(-(Wd - kw) // sw) + 1
@@ -197,18 +149,10 @@ def conv2d_backward(X, W, dY):
             ("out / (kh * kw)", "out / count"),
         ),
         'max_instead_of_mean': swap(
-            ('dtype=',
-             ''),
-            ('''if stride is None:
-        stride = (kh, kw)
-    sh, sw = (stride, stride) if np.isscalar(stride) else stride''',
-             'sh, sw = (kh, kw) if stride is None else ((stride, stride) if np.isscalar(stride) else stride)'),
-            ('zeros(X.shape[:-2] + (oh, ow)',
-             'full(X.shape[:-2] + (oh, ow), -np.inf'),
-            ('''+= X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]
-    return out / (kh * kw)''',
-             '''= np.maximum(out, X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw])
-    return out'''),
+            ("np.zeros(X.shape[:-2] + (oh, ow))", "np.full(X.shape[:-2] + (oh, ow), -np.inf)"),
+            ("out += X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw]",
+             "out = np.maximum(out, X[..., a:a + sh * (oh - 1) + 1:sh, c:c + sw * (ow - 1) + 1:sw])"),
+            ("out / (kh * kw)", "out"),
         ),
     },
     'build_digits_cnn': {
