@@ -12,6 +12,8 @@ import pytest
 from autograder import submissions
 from autograder.course import HIDDEN_BEGIN, HIDDEN_END, ROOT, Chapter, split_hidden
 
+# one worker runs this file: its module fixtures grade notebooks, once (not once per xdist worker)
+pytestmark = pytest.mark.xdist_group("selfcheck")
 CHAPTER = "ch02_universal_approximation"  # a finished chapter
 
 
