@@ -2,7 +2,8 @@
 import numpy as np
 
 from dlcourse.widgets import RenderCache, ch02
-from tests.helpers import assert_each_missing_is_named, build, counting, move, number
+from dlcourse.widgets.picture import figure_of
+from tests.helpers import assert_each_missing_is_named, assert_picture_is_current, build, counting, move, number
 
 
 def test_interpolant_explorer_width_changes_sup_error(ref):
@@ -112,12 +113,12 @@ def test_interpolant_cache_never_serves_another_function(ref):
         return W1, b1, W2, b2 + 0.5
 
     shifted = counting(shifted)
-    fig, text = ch02.render_interpolant("sin(x)", 8, relu_interpolant=shifted, mlp_forward=ref.mlp_forward,
+    picture, text = ch02.render_interpolant("sin(x)", 8, relu_interpolant=shifted, mlp_forward=ref.mlp_forward,
                                         cache=cache)
     assert len(shifted.calls) == 1 + ch02.MAX_WIDTH and cache.misses == 2 and cache.hits == 0
     assert number(r"sup error = ([0-9.e+-]+)", text) >= 0.5
     # the error curve drawn (right panel, first line) is the new function's: every error >= 0.5
-    assert min(fig.axes[1].get_lines()[0].get_ydata()) >= 0.5
+    assert min(figure_of(picture).axes[1].get_lines()[0].get_ydata()) >= 0.5
 
 
 def test_regions_revisited_settings_are_served_from_cache(ref):
@@ -153,3 +154,11 @@ def test_sawtooth_revisited_depth_is_served_from_cache(ref):
                          relu_interpolant=ref.relu_interpolant, count_linear_pieces=other,
                          cache=explorer.cache)
     assert len(other.calls) == 1
+
+
+def test_interpolant_picture_is_current_after_every_move(ref):
+    explorer = build(ch02.interpolant_explorer, ref)
+    for values in ({"width": 9}, {"show_units": False}, {"target": "|x|"}, {"width": 2}, {"show_units": True}):
+        move(explorer, **values)
+        assert_picture_is_current(explorer)
+    assert explorer.cache.figure.full_draws == 2  # the first target and "|x|": the other moves redraw no background

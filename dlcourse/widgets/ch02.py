@@ -9,8 +9,10 @@ import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import hsv_to_rgb
+from matplotlib.figure import Figure
 
 from .explorer import Explorer, cached, frozen
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "TARGETS", "render_interpolant", "interpolant_explorer",
@@ -70,55 +72,84 @@ def _hinge_polyline(W1, b1, W2, a, b):
     return np.concatenate(xs), np.concatenate(ys)
 
 
+def _interpolant_figure() -> LiveFigure:
+    """The interpolant's axes (left) and the sup error against width (right), without data."""
+    live = LiveFigure(Figure(figsize=(9, 3.3)))
+    ax, ax_err = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.6, 1]})
+    live.figure.subplots_adjust(left=0.045, right=0.985, bottom=0.14, top=0.92, wspace=0.13)
+    live.ax, live.ax_err = ax, ax_err
+    live.units, = live.changes(ax.plot([], [], color="tab:gray", lw=0.7, ls="--", alpha=0.6,
+                                       label="hinge units cᵢ(x − xᵢ)₊"))
+    live.target, = ax.plot([], [], color="black", lw=2, alpha=0.35, label="target")
+    live.network, = live.changes(ax.plot([], [], color="tab:blue", lw=1.5, label="network"))
+    live.knots, = live.changes(ax.plot([], [], "o", color="tab:blue", ms=3))
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    ax.legend(fontsize=7, loc="lower right")
+    ax.tick_params(labelsize=7)
+    ax_err.set_xscale("log")
+    ax_err.set_yscale("log")
+    live.errors, = ax_err.plot([], [], ".-", color="tab:blue", lw=1, ms=3)
+    live.square, = ax_err.plot([], [], ":", color="gray", lw=1, label="∝ 1/m²")
+    live.root, = ax_err.plot([], [], "--", color="gray", lw=0.8, label="∝ 1/√m")
+    live.marker, = live.changes(ax_err.plot([], [], "o", color="tab:red", ms=6))
+    ax_err.set_xlabel("width m (knots - 1)", fontsize=8)
+    ax_err.set_title("sup error vs width", fontsize=9)
+    ax_err.legend(fontsize=7)
+    ax_err.tick_params(labelsize=7)
+    ax_err.minorticks_off()
+    return live
+
+
+def _interpolant_background(live, target, errors, grid) -> None:
+    """The target's curve and limits, and its sup error curve with the 1/m² and 1/√m guides."""
+    f, a, b = TARGETS[target]
+    fy = f(grid)
+    lo, hi = fy.min(), fy.max()
+    pad = 0.25 * (hi - lo + 1e-12)
+    live.target.set_data(grid, fy)
+    live.ax.set_ylim(lo - pad, hi + pad)
+    live.ax.set_xlim(a, b)
+    widths = np.arange(1, MAX_WIDTH + 1)
+    positive = errors > 1e-14
+    live.errors.set_data(widths[positive], errors[positive])
+    m_last = widths[positive][-1] if positive.any() else MAX_WIDTH
+    anchor = errors[positive][-1] if positive.any() else 1e-12
+    live.square.set_data(widths, anchor * (m_last / widths) ** 2)
+    live.root.set_data(widths, anchor * np.sqrt(m_last / widths))
+    live.ax_err.set_xlim(0.8, MAX_WIDTH * 1.25)
+    live.ax_err.set_ylim(max(errors[positive].min() if positive.any() else 1e-6, 1e-8) / 3,
+                         errors.max() * 3 + 1e-12)
+
+
 def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interpolant, mlp_forward,
                        cache=None):
     """The ReLU interpolant of ``target`` on ``width + 1`` equally spaced knots, its hinge units and
     the sup error against width (right). The error curve depends on the target and the student's
-    functions only: with a ``RenderCache`` it is computed once per target."""
+    functions only: with a ``RenderCache`` it is computed once per target, and drawn once with the
+    figure's background; a width or a checkbox redraws only the network and its markers."""
     f, a, b = TARGETS[target]
     grid = np.linspace(a, b, 801)
     weights, y, err = _interpolant_error(target, width, relu_interpolant, mlp_forward, grid)
     W1, b1, W2, b2 = (np.asarray(w, dtype=float) for w in weights)
     m = W1.shape[0]
-    widths = np.arange(1, MAX_WIDTH + 1)
-    errors = cached(cache, ("sup error curve", target, len(grid), relu_interpolant, mlp_forward),
-                     lambda: _sup_error_curve(target, relu_interpolant, mlp_forward, grid))
+    key = ("sup error curve", target, len(grid), relu_interpolant, mlp_forward)
+    errors = cached(cache, key, lambda: _sup_error_curve(target, relu_interpolant, mlp_forward, grid))
+    live = kept_figure(cache, _interpolant_figure)
+    if live.new_background(key):
+        _interpolant_background(live, target, errors, grid)
 
-    fig, (ax, ax_err) = plt.subplots(1, 2, figsize=(9, 3.3), gridspec_kw={"width_ratios": [1.6, 1]})
-    fig.subplots_adjust(left=0.045, right=0.985, bottom=0.14, top=0.92, wspace=0.13)  # tight_layout is slow
-    fy = f(grid)
-    lo, hi = fy.min(), fy.max()
-    pad = 0.25 * (hi - lo + 1e-12)
+    live.units.set_visible(bool(show_units and m))
     if show_units and m:
-        ux, uy = _hinge_polyline(W1, b1, W2, a, b)
-        ax.plot(ux, uy, color="tab:gray", lw=0.7, ls="--", alpha=0.6, label="hinge units cᵢ(x − xᵢ)₊")
-    ax.plot(grid, fy, color="black", lw=2, alpha=0.35, label="target")
-    ax.plot(grid, y, color="tab:blue", lw=1.5, label=f"network, {m} units")
+        live.units.set_data(*_hinge_polyline(W1, b1, W2, a, b))
+    live.network.set_data(grid, y)
     knots = np.linspace(a, b, width + 1)
-    ax.plot(knots, f(knots), "o", color="tab:blue", ms=3)
-    ax.set_ylim(lo - pad, hi + pad)
-    ax.set_xlim(a, b)
-    ax.set_title(f"{target}: interpolant on {width + 1} knots", fontsize=9)
-    ax.legend(fontsize=7, loc="lower right")
-    ax.tick_params(labelsize=7)
-
-    positive = errors > 1e-14
-    ax_err.loglog(widths[positive], errors[positive], ".-", color="tab:blue", lw=1, ms=3)
-    m_last = widths[positive][-1] if positive.any() else MAX_WIDTH
-    anchor = errors[positive][-1] if positive.any() else 1e-12
-    ax_err.loglog(widths, anchor * (m_last / widths) ** 2, ":", color="gray", lw=1, label="∝ 1/m²")
-    ax_err.loglog(widths, anchor * np.sqrt(m_last / widths), "--", color="gray", lw=0.8,
-                  label="∝ 1/√m")
-    if err > 1e-14:
-        ax_err.loglog([width], [err], "o", color="tab:red", ms=6)
-    ax_err.set_xlabel("width m (knots - 1)", fontsize=8)
-    ax_err.set_title("sup error vs width", fontsize=9)
-    ax_err.set_ylim(max(errors[positive].min() if positive.any() else 1e-6, 1e-8) / 3, errors.max() * 3 + 1e-12)
-    ax_err.legend(fontsize=7)
-    ax_err.tick_params(labelsize=7)
+    live.knots.set_data(knots, f(knots))
+    live.title.set_text(f"{target}: interpolant on {width + 1} knots, {m} units")
+    live.marker.set_visible(err > 1e-14)
+    live.marker.set_data([width], [err])
     readout = (f"<b>{target}</b> on [{a:.3g}, {b:.3g}], width {width}: the network has m = {m} hidden units; "
                f"sup error = {err:.3g}")
-    return fig, readout
+    return live, readout
 
 
 def interpolant_explorer(*, relu_interpolant, mlp_forward):

@@ -3,16 +3,17 @@
     explorer = Explorer(render, controls={"margin": FloatSlider(...)},
                         needs={"perceptron_train": perceptron_train})
 
-``render(**values, **needs)`` is pure: it returns ``(figure_or_None, readout_text)``. A render
+``render(**values, **needs)`` is pure: it returns ``(picture, readout_text)``, the picture being
+a Matplotlib figure, a ``picture.LiveFigure`` (kept between updates, only its changing artists
+redrawn: the fast way, see ``picture.py``) or ``None``. A render
 with a ``cache`` parameter is given the explorer's own ``RenderCache`` (``explorer.cache``), so
 re-running a widget's cell starts afresh. Widget modules follow one convention: factories
 ``<thing>_explorer(*, student_function, ...)`` (student functions keyword-only) build an
 ``Explorer`` over ``render_<thing>``, and every module lists its public names in ``__all__``.
-The figure is drawn with Agg, cropped to what it shows and sent as a fast PNG
+The picture is drawn with Agg, cropped to what it shows and sent as a fast PNG
 (``compress_level=1``) to an ``ipywidgets.Image``: binary over the comm, no base64,
-no output area rebuilt, so the picture is replaced in place. A render function may
-return the same figure every time (artists updated in place): the explorer never
-closes a figure that is not in pyplot's registry. The text goes to
+no output area rebuilt, so the picture is replaced in place. The explorer closes a
+figure made with pyplot after drawing it and never one it does not own. The text goes to
 ``explorer.readout`` (tests assert on it). When one of the student's functions in
 ``needs`` is not written yet, the explorer says which one instead of showing a
 traceback; it never falls back on a reference implementation.
@@ -22,7 +23,8 @@ machine, a heavy render) is switched to ``continuous_update=False``: dragging it
 update on release instead of a queue of them.
 
 Timings, for the tests and ``benchmarks/``: ``last_render_seconds`` (the render
-function), ``last_picture_seconds`` (drawing and encoding the figure),
+function), ``last_picture_seconds`` (drawing and encoding the picture), ``last_figure`` (the
+Matplotlib figure shown),
 ``last_update_seconds`` (both, and the readout), ``render_count``.
 """
 from __future__ import annotations
@@ -30,14 +32,13 @@ from __future__ import annotations
 import functools
 import html
 import inspect
-import io
 import time
 
 import ipywidgets as widgets
 import numpy as np
 
-PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "tight" keeps 0.1 in)
-COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
+from .picture import figure_of, picture_png
+
 SLOW_UPDATE_SECONDS = 0.15  # a control moved in the browser whose update took longer stops continuous updates
 
 
@@ -59,54 +60,6 @@ def _culprit(exc: BaseException, needs: dict) -> str | None:
     if names:
         return names[-1]
     return next(iter(needs), None) if isinstance(exc, NotImplementedError) else None
-
-
-def _agg_canvas(figure):
-    """The figure's canvas when it can be drawn into a pixel buffer, else a new Agg canvas for it."""
-    canvas = figure.canvas
-    if not hasattr(canvas, "buffer_rgba") or not hasattr(canvas, "get_renderer"):
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        canvas = FigureCanvasAgg(figure)
-    return canvas
-
-
-def figure_png(figure) -> bytes:
-    """``figure`` as PNG bytes: drawn once with Agg at the figure's dpi, cropped to its content.
-
-    Like the inline backend's ``bbox_inches="tight"`` but without its second draw: the margins
-    are found in the pixels. When something is drawn outside the figure (a legend placed beyond
-    the axes), ``savefig(bbox_inches="tight")`` is used instead, so nothing is cut off.
-    """
-    from PIL import Image
-
-    canvas = _agg_canvas(figure)
-    canvas.draw()
-    rgba = np.asarray(canvas.buffer_rgba())
-    height, width = rgba.shape[:2]
-    background = rgba[0, 0]
-    content = np.any(rgba != background, axis=2)
-    rows, cols = np.flatnonzero(content.any(axis=1)), np.flatnonzero(content.any(axis=0))
-    if rows.size == 0:
-        rows, cols = np.array([0, height - 1]), np.array([0, width - 1])
-    if rows[0] == 0 or cols[0] == 0 or rows[-1] == height - 1 or cols[-1] == width - 1:
-        # drawn up to an edge: is anything beyond it?
-        box = figure.get_tightbbox(canvas.get_renderer())
-        size = figure.get_size_inches()
-        if box is not None and (box.x0 < -0.01 or box.y0 < -0.01 or box.x1 > size[0] + 0.01
-                                or box.y1 > size[1] + 0.01):
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", bbox_inches="tight",
-                           pil_kwargs={"compress_level": COMPRESS_LEVEL})
-            return buffer.getvalue()
-    top, bottom = max(rows[0] - PAD_PIXELS, 0), min(rows[-1] + 1 + PAD_PIXELS, height)
-    left, right = max(cols[0] - PAD_PIXELS, 0), min(cols[-1] + 1 + PAD_PIXELS, width)
-    pixels = rgba[top:bottom, left:right]
-    opaque = background[3] == 255 and bool(np.all(pixels[..., 3] == 255))
-    image = Image.fromarray(np.ascontiguousarray(pixels[..., :3]) if opaque else pixels,
-                            "RGB" if opaque else "RGBA")
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=COMPRESS_LEVEL)
-    return buffer.getvalue()
 
 
 def _close_if_pyplot(figure) -> None:
@@ -189,15 +142,15 @@ class Explorer(widgets.VBox):
             self.last_update_seconds = time.perf_counter() - start
             return
         self.last_render_seconds = time.perf_counter() - start
-        self.last_figure = figure
+        self.last_figure = figure_of(figure)
         if figure is None:
             self._show(None)
         else:
             drawn = time.perf_counter()
             try:
-                self._show(figure_png(figure))
+                self._show(picture_png(figure))
             finally:
-                _close_if_pyplot(figure)
+                _close_if_pyplot(self.last_figure)
                 self.last_picture_seconds = time.perf_counter() - drawn
         self.readout.value = text
         self.last_update_seconds = time.perf_counter() - start
@@ -213,6 +166,7 @@ class RenderCache:
 
     def __init__(self, maxsize: int = 64):
         self.maxsize, self.store, self.hits, self.misses = maxsize, {}, 0, 0
+        self.figure = None  # the explorer's live figure (picture.kept_figure)
 
     def get(self, key, compute):
         try:

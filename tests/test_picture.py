@@ -1,0 +1,82 @@
+"""dlcourse/widgets/picture.py: a live figure redraws only what changes, and shows what a whole draw shows."""
+import io
+
+import numpy as np
+from PIL import Image
+from matplotlib.figure import Figure
+
+from dlcourse.widgets import Explorer
+from dlcourse.widgets.picture import LiveFigure, figure_png, kept_figure
+from tests.helpers import assert_picture_is_current, move
+
+
+def _curve_figure():
+    live = LiveFigure(Figure(figsize=(4, 3)))
+    ax = live.figure.subplots()
+    live.ax = ax
+    live.static, = ax.plot([], [], color="gray")
+    live.curve, = live.changes(ax.plot([], [], color="tab:red", lw=2))
+    live.title = live.changes(ax.set_title(" "))
+    return live
+
+
+def render_curve(freq=1, scale=1, *, cache=None):
+    live = kept_figure(cache, _curve_figure)
+    if live.new_background(scale):
+        x = np.linspace(0, 1, 50)
+        live.static.set_data(x, scale * x)
+        live.ax.set_xlim(0, 1)
+        live.ax.set_ylim(-scale, scale)
+    x = np.linspace(0, 1, 200)
+    live.curve.set_data(x, scale * np.sin(2 * np.pi * freq * x))
+    live.title.set_text(f"frequency {freq}")
+    return live, f"frequency {freq}, scale {scale}"
+
+
+def _explorer():
+    import ipywidgets as widgets
+    return Explorer(render_curve, {"freq": widgets.IntSlider(1, min=1, max=5),
+                                   "scale": widgets.IntSlider(1, min=1, max=3)})
+
+
+def test_the_background_is_drawn_once_per_key():
+    explorer = _explorer()
+    live = explorer.cache.figure
+    assert live.full_draws == 1
+    move(explorer, freq=3)
+    move(explorer, freq=4)
+    assert live.full_draws == 1 and explorer.cache.figure is live  # one figure, its background kept
+    assert_picture_is_current(explorer)
+    move(explorer, scale=2)
+    assert live.full_draws >= 2
+    assert_picture_is_current(explorer)
+
+
+def test_a_stale_picture_is_caught():
+    explorer = _explorer()
+    move(explorer, freq=2)
+    explorer.cache.figure.ax.set_ylim(-0.2, 0.2)  # a background change nobody asked a new background for
+    try:
+        assert_picture_is_current(explorer)
+    except AssertionError:
+        return
+    raise AssertionError("a figure whose limits changed without a new background passed as current")
+
+
+def test_without_a_cache_every_call_builds_a_figure():
+    first, _ = render_curve(2)
+    second, _ = render_curve(2)
+    assert first is not second
+    png = first.png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_layers_show_what_a_whole_draw_shows():
+    live, _ = render_curve(3, 2)
+    layered = live.png()
+    for artist in live.changing:
+        artist.set_animated(False)
+    whole = figure_png(live.figure)
+    layered, whole = (np.asarray(Image.open(io.BytesIO(png))) for png in (layered, whole))
+    assert layered.shape == whole.shape  # the same crop
+    assert np.any(layered != whole, axis=-1).mean() < 0.002
