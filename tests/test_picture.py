@@ -2,8 +2,8 @@
 import io
 
 import numpy as np
-from PIL import Image
 from matplotlib.figure import Figure
+from PIL import Image
 
 from dlcourse.widgets import Explorer
 from dlcourse.widgets.picture import LiveFigure, figure_png, kept_figure

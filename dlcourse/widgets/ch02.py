@@ -6,7 +6,6 @@ wires it to ipywidgets controls through ``Explorer`` with the student's function
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import hsv_to_rgb
 from matplotlib.figure import Figure
