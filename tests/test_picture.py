@@ -80,3 +80,17 @@ def test_the_layers_show_what_a_whole_draw_shows():
     layered, whole = (np.asarray(Image.open(io.BytesIO(png))) for png in (layered, whole))
     assert layered.shape == whole.shape  # the same crop
     assert np.any(layered != whole, axis=-1).mean() < 0.002
+
+
+def test_a_background_drawn_before_is_reused():
+    explorer = _explorer()
+    live = explorer.cache.figure
+    move(explorer, scale=2)
+    move(explorer, freq=3)
+    draws = live.full_draws
+    move(explorer, scale=1)  # drawn before: its pixels are kept
+    assert live.full_draws == draws
+    assert_picture_is_current(explorer)
+    move(explorer, scale=3)
+    assert live.full_draws == draws + 1
+    assert_picture_is_current(explorer)

@@ -30,6 +30,7 @@ import numpy as np
 
 PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "tight" keeps 0.1 in)
 COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
+KEPT_BACKGROUNDS = 8    # backgrounds a live figure keeps as pixels, by key (about 1 MB each)
 
 __all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of"]
 
@@ -118,6 +119,7 @@ class LiveFigure:
         self.canvas = FigureCanvasAgg(figure)
         self.changing: list = []
         self._background = None
+        self._backgrounds = {}  # key -> pixels of the background drawn for it, most recent last
         self._box = None
         self.background_key = None
         self.full_draws = 0
@@ -131,11 +133,18 @@ class LiveFigure:
 
     def new_background(self, key) -> bool:
         """Whether the background must change to show ``key`` (what it depends on: a control's value,
-        the student's functions that computed it). When it must, the next picture draws the whole
-        figure again; the caller updates the background's artists, limits and labels first."""
+        the student's functions that computed it); if so the caller sets the background's artists,
+        limits and labels for ``key``. The next picture draws the whole figure, unless a background
+        drawn for ``key`` is kept (the last KEPT_BACKGROUNDS are): then its pixels are reused."""
         if self._background is not None and self.background_key == key:
             return False
-        self.background_key, self._background = key, None
+        self.background_key = key
+        try:
+            self._background = self._backgrounds.pop(key, None)
+        except TypeError:  # an unhashable key: never kept
+            self._background = None
+        if self._background is not None:
+            self._backgrounds[key] = self._background  # most recently used last
         return True
 
     def pixels(self) -> np.ndarray:
@@ -144,6 +153,12 @@ class LiveFigure:
             self.canvas.draw()
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
             self.full_draws += 1
+            try:
+                self._backgrounds[self.background_key] = self._background
+            except TypeError:
+                pass
+            while len(self._backgrounds) > KEPT_BACKGROUNDS:
+                self._backgrounds.pop(next(iter(self._backgrounds)))
         else:
             self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
