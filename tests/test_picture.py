@@ -94,3 +94,11 @@ def test_a_background_drawn_before_is_reused():
     move(explorer, scale=3)
     assert live.full_draws == draws + 1
     assert_picture_is_current(explorer)
+
+
+def test_the_png_is_the_pixels():
+    from dlcourse.widgets.picture import _png
+
+    pixels = np.random.default_rng(0).integers(0, 256, size=(7, 11, 4), dtype=np.uint8)
+    decoded = np.asarray(Image.open(io.BytesIO(_png(pixels[1:6, 2:9]))).convert("RGBA"))
+    assert np.array_equal(decoded, pixels[1:6, 2:9])

@@ -25,6 +25,8 @@ pixels, so an update that changes no background costs a few ms.
 from __future__ import annotations
 
 import io
+import struct
+import zlib
 
 import numpy as np
 
@@ -63,15 +65,20 @@ def _drawn_beyond_edges(figure, canvas) -> bool:
                                 or box.y1 > size[1] + 0.01)
 
 
-def _png(pixels: np.ndarray, opaque_background: bool) -> bytes:
-    from PIL import Image
+def _chunk(tag: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
 
-    opaque = opaque_background and bool(np.all(pixels[..., 3] == 255))
-    image = Image.fromarray(np.ascontiguousarray(pixels[..., :3]) if opaque else pixels,
-                            "RGB" if opaque else "RGBA")
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=COMPRESS_LEVEL)
-    return buffer.getvalue()
+
+def _png(pixels: np.ndarray) -> bytes:
+    """RGBA pixels as a PNG: no row filter and zlib level COMPRESS_LEVEL, written here because it is
+    three times faster than Pillow's encoder (about 4 ms for 900 x 330 pixels) for plots' flat colours."""
+    height, width, channels = pixels.shape
+    rows = np.empty((height, 1 + width * channels), np.uint8)
+    rows[:, 0] = 0  # filter type "none" for every row
+    rows[:, 1:] = pixels.reshape(height, width * channels)
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA, deflate, no interlace
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(rows.tobytes(), COMPRESS_LEVEL)) + _chunk(b"IEND", b""))
 
 
 def figure_png(figure) -> bytes:
@@ -91,7 +98,7 @@ def figure_png(figure) -> bytes:
         buffer = io.BytesIO()
         figure.savefig(buffer, format="png", bbox_inches="tight", pil_kwargs={"compress_level": COMPRESS_LEVEL})
         return buffer.getvalue()
-    return _png(rgba[top:bottom, left:right], rgba[0, 0, 3] == 255)
+    return _png(rgba[top:bottom, left:right])
 
 
 class LiveFigure:
@@ -172,7 +179,7 @@ class LiveFigure:
         if self._box is None:  # what is drawn beyond the figure's edges is not shown: keep within them
             self._box = _content_box(rgba)
         top, bottom, left, right = self._box
-        return _png(rgba[top:bottom, left:right], rgba[0, 0, 3] == 255)
+        return _png(rgba[top:bottom, left:right])
 
 
 def kept_figure(cache, build) -> LiveFigure:
