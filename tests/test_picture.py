@@ -102,3 +102,19 @@ def test_the_png_is_the_pixels():
     pixels = np.random.default_rng(0).integers(0, 256, size=(7, 11, 4), dtype=np.uint8)
     decoded = np.asarray(Image.open(io.BytesIO(_png(pixels[1:6, 2:9]))).convert("RGBA"))
     assert np.array_equal(decoded, pixels[1:6, 2:9])
+
+
+def test_a_legend_beyond_the_axes_is_not_cut_off_and_the_finding_is_remembered():
+    def legend_outside():
+        figure = Figure(figsize=(3, 2))
+        ax = figure.subplots()
+        figure.subplots_adjust(left=0, right=1, bottom=0, top=1)
+        ax.plot([0, 1], [0, 1], label="a long legend label")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))  # right of the axes: beyond the figure
+        return figure
+
+    size = lambda png: Image.open(io.BytesIO(png)).size  # noqa: E731
+    memo = {}
+    wide = size(figure_png(legend_outside(), memo))
+    assert memo == {"beyond edges": True} and wide[0] > 3 * 100  # wider than the 300-pixel figure
+    assert size(figure_png(legend_outside(), memo)) == wide  # the remembered answer, same picture

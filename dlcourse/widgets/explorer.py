@@ -91,6 +91,7 @@ class Explorer(widgets.VBox):
         self.last_update_seconds = None
         self.last_figure = None
         self.render_count = 0
+        self._picture_memo = {}  # what picture_png found out about this widget's figures
         rows = [widgets.HBox(list(self.controls.values())[i:i + columns])
                 for i in range(0, len(self.controls), columns)]
         self.picture = widgets.Image(format="png", layout=widgets.Layout(
@@ -148,7 +149,7 @@ class Explorer(widgets.VBox):
         else:
             drawn = time.perf_counter()
             try:
-                self._show(picture_png(figure))
+                self._show(picture_png(figure, self._picture_memo))
             finally:
                 _close_if_pyplot(self.last_figure)
                 self.last_picture_seconds = time.perf_counter() - drawn
