@@ -109,3 +109,25 @@ def assert_picture_is_current(widget, max_changed=0.002):
     changed = np.any(layered != whole, axis=2).mean()
     assert changed <= max_changed, (f"{changed:.2%} of the pixels differ from the figure drawn whole: an artist "
                                     f"changed without being marked with live.changes(), or the background is stale")
+
+
+def assert_live_through_every_control(widget, max_full_draws=None):
+    """Move each control of a widget whose render keeps a LiveFigure (sliders to their ends and back,
+    every option of a dropdown or radio, checkboxes both ways) and check the picture after each move
+    with ``assert_picture_is_current``; with ``max_full_draws``, that no more whole draws were made."""
+    for control in widget.controls.values():
+        start = control.value
+        if hasattr(control, "options"):
+            values = [option[1] if isinstance(option, tuple) else option for option in list(control.options)[:4]]
+        elif isinstance(start, bool):
+            values = [not start]
+        elif hasattr(control, "min") and hasattr(control, "max"):
+            values = [control.min, control.max]
+        else:
+            values = []
+        for value in values + [start]:
+            control.value = value
+            assert_picture_is_current(widget)
+    if max_full_draws is not None:
+        draws = widget.cache.figure.full_draws
+        assert draws <= max_full_draws, f"{draws} whole draws of the figure, expected at most {max_full_draws}"

@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch05
-from tests.helpers import assert_each_missing_is_named, build, missing_function_test, move, numbers
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    build,
+    missing_function_test,
+    move,
+    numbers,
+)
 
 
 def test_gradient_norms_follow_sigma(ref):
@@ -131,3 +138,17 @@ def test_char_rnn_driver_trains_and_samples(ref):
     assert loss < unigram
     sample = ch05.sample_char_rnn(model, ref.rnn_forward, length=30, start="T")
     assert len(sample) == 30 and sample[0] == "T"
+
+
+def test_lru_picture_is_current_after_every_move(ref):
+    explorer = build(ch05.lru_explorer, ref)
+    assert_live_through_every_control(explorer, max_full_draws=1)  # the axes depend on T only
+
+
+def test_gradient_norm_picture_is_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch05.gradient_norm_explorer, ref))
+
+
+def test_trained_lstm_gate_picture_is_current_after_every_move(ref):
+    explorer = ch05.lstm_gate_explorer(lstm_cell=ref.lstm_cell, model=trained_like_model())
+    assert_live_through_every_control(explorer, max_full_draws=1)  # the axes depend on the model's shapes only

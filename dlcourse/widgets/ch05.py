@@ -21,8 +21,10 @@ import functools
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from .explorer import Explorer, cached
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "gradient_setup", "render_gradient_norm", "gradient_norm_explorer",
@@ -51,24 +53,46 @@ def gradient_setup(sigma: float, T: int, input_scale: float, seed: int = 0, m: i
     return X, sigma * Q, V
 
 
-def render_gradient_norm(sigma, T, input_scale, seed, *, jacobian_norms):
+DECADES = 5  # the norm axis spans whole blocks of 5 decades: most moves keep its limits
+
+
+def _gradient_norm_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(6.2, 3.2), dpi=80))
+    ax = live.ax = live.figure.subplots()
+    ax.set_yscale("log")
+    live.norms, = live.changes(ax.plot([], [], "o-", ms=3, label=r"$\|\partial z_T/\partial z_t\|_2$ (yours)"))
+    live.bound, = live.changes(ax.plot([], [], "--", color="gray", label=r"bound $\sigma^{T-t}$"))
+    ax.set(xlabel="lag T - t", ylabel="spectral norm")
+    live.title = live.changes(ax.set_title(" "))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.minorticks_off()
+    live.changes(ax.legend(loc="lower left", fontsize=8))  # over the curves
+    live.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.16, top=0.9)
+    return live
+
+
+def render_gradient_norm(sigma, T, input_scale, seed, *, jacobian_norms, cache=None):
     X, U, V = gradient_setup(sigma, T, input_scale, seed)
     norms = np.asarray(jacobian_norms(X, U, V), dtype=float)
     T = len(X)
     lags = np.arange(T - 1, -1, -1)  # entry t belongs to z_{t+1}: lag T - 1 - t
-    fig, ax = plt.subplots(figsize=(6.2, 3.2), dpi=80)
-    ax.semilogy(lags, np.maximum(norms, 1e-300), "o-", ms=3, label=r"$\|\partial z_T/\partial z_t\|_2$ (yours)")
-    ax.semilogy(lags, sigma ** lags.astype(float), "--", color="gray", label=r"bound $\sigma^{T-t}$")
-    ax.set(xlabel="lag T - t", ylabel="spectral norm",
-           title=f"U = {sigma:.2f} Q, input scale {input_scale:.1f}")
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
-    fig.subplots_adjust(left=0.12, right=0.97, bottom=0.16, top=0.9)
+    shown = np.maximum(norms, 1e-300)
+    bound = sigma ** lags.astype(float)
+    values = np.log10(np.concatenate([shown[np.isfinite(shown)], bound]))
+    low = DECADES * np.floor(values.min() / DECADES)
+    high = DECADES * np.ceil(max(values.max(), low + 1) / DECADES)
+    live = kept_figure(cache, _gradient_norm_figure)
+    if live.new_background((T, low, high)):
+        live.ax.set_xlim(-0.02 * T, 1.02 * (T - 1))
+        live.ax.set_ylim(10.0 ** (low - 0.2), 10.0 ** (high + 0.2))
+    live.norms.set_data(lags, shown)
+    live.bound.set_data(lags, bound)
+    live.title.set_text(f"U = {sigma:.2f} Q, input scale {input_scale:.1f}")
     ratio = norms[0] / norms[-1] if norms[-1] != 0 else np.inf
     regime = "vanishing" if ratio < 0.1 else "exploding" if ratio > 10 else "roughly preserved"
     text = (f"σ₁(U) = {sigma:.2f}, T = {T}: first/last norm ‖∂z_T/∂z_1‖ / ‖∂z_T/∂z_T‖ = {ratio:.3g} "
             f"({regime}); bound σ^(T-1) = {sigma ** (T - 1):.3g}")
-    return fig, text
+    return live, text
 
 
 def gradient_norm_explorer(*, jacobian_norms):
@@ -96,32 +120,33 @@ def impulse_responses(lam, T, linear_scan):
 MAX_MODES = 64
 
 
-def _lru_figure(T):
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(10, 3.3), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+def _lru_figure(T) -> LiveFigure:
+    """The unit circle and the three panels' axes; the eigenvalues and responses change with the controls."""
+    live = LiveFigure(Figure(figsize=(10, 3.3), dpi=72))
+    fig = live.figure
     grid = fig.add_gridspec(1, 3, width_ratios=[1, 1.3, 1.1], left=0.05, right=0.98, bottom=0.15, top=0.9,
                             wspace=0.3)
     ax0, ax1, ax2 = (fig.add_subplot(grid[i]) for i in range(3))
-    theta = np.linspace(0, 2 * np.pi, 200)
-    ax0.plot(np.cos(theta), np.sin(theta), color="black", lw=1)
-    ring, = ax0.fill(np.zeros(3), np.zeros(3), color="tab:blue", alpha=0.12, lw=0)
-    points = ax0.scatter(np.zeros(1), np.zeros(1), s=16, zorder=3)
+    live.theta = np.linspace(0, 2 * np.pi, 200)
+    live.ring, = live.changes(ax0.fill(np.zeros(3), np.zeros(3), color="tab:blue", alpha=0.12, lw=0))
+    live.changes([ax0.plot(np.cos(live.theta), np.sin(live.theta), color="black", lw=1)[0],  # over the ring
+                  ax0.axhline(0, color="gray", lw=0.5), ax0.axvline(0, color="gray", lw=0.5)])
+    live.points = live.changes(ax0.scatter(np.zeros(1), np.zeros(1), s=16, zorder=3))
     ax0.set(aspect="equal", xlim=(-1.1, 1.1), ylim=(-1.1, 1.1), title="λ = exp(-exp ν + iφ)")
-    ax0.axhline(0, color="gray", lw=0.5)
-    ax0.axvline(0, color="gray", lw=0.5)
     t = np.arange(1, T + 1)
-    curves = [ax1.plot(t, np.ones(T), lw=1)[0] for _ in range(MAX_MODES)]
+    live.curves = live.changes([ax1.plot(t, np.ones(T), lw=1)[0] for _ in range(MAX_MODES)])
     ax1.set_yscale("log")
     ax1.set(xlabel="t (steps after the impulse)", ylabel="|z_t| from linear_scan", ylim=(1e-8, 2),
             xlim=(1, T), title="impulse responses |λ|^(t-1)")
+    ax1.minorticks_off()
     ax1.grid(True, alpha=0.3)
-    slow, = ax2.plot(t, np.zeros(T), lw=1.2)
-    fast, = ax2.plot(t, np.zeros(T), lw=1.2, ls="--")
+    live.slow, = live.changes(ax2.plot(t, np.zeros(T), lw=1.2))
+    live.fast, = live.changes(ax2.plot(t, np.zeros(T), lw=1.2, ls="--"))
     ax2.set(xlabel="t", ylabel="Re z_t", ylim=(-1.05, 1.05), xlim=(1, T), title="oscillation: phase φ per step")
-    legend = ax2.legend([slow, fast], ["slowest", "fastest"], fontsize=7, loc="lower right")
     ax2.grid(True, alpha=0.3)
-    return {"fig": fig, "ring": ring, "points": points, "curves": curves, "slow": slow, "fast": fast,
-            "legend": legend, "theta": theta}
+    live.legend = live.changes(ax2.legend([live.slow, live.fast], ["slowest", "fastest"], fontsize=7,
+                                          loc="lower right"))
+    return live
 
 
 def render_lru(r_min, r_max, max_phase, m, *, lru_init, lru_eigenvalues, linear_scan, T=200, seed=0, cache=None):
@@ -134,16 +159,17 @@ def render_lru(r_min, r_max, max_phase, m, *, lru_init, lru_eigenvalues, linear_
     r = np.abs(lam)
     order = np.argsort(r)
 
-    parts = cached(cache, ("figure", T), lambda: _lru_figure(T))
+    live = kept_figure(cache, lambda: _lru_figure(T))
+    live.new_background(T)  # the axes depend on T only
     lo, hi = (r_min - 1e-3, r_max + 1e-3) if r_max - r_min < 2e-3 else (r_min, r_max)
     shade = plt.cm.viridis(np.clip((r - lo) / (hi - lo), 0, 1))
-    theta = parts["theta"]
+    theta = live.theta
     ring = np.concatenate([r_max * np.exp(1j * theta), r_min * np.exp(-1j * theta)])
-    parts["ring"].set_xy(np.column_stack([ring.real, ring.imag]))
-    parts["points"].set_offsets(np.column_stack([lam.real, lam.imag]))
-    parts["points"].set_facecolors(shade)
+    live.ring.set_xy(np.column_stack([ring.real, ring.imag]))
+    live.points.set_offsets(np.column_stack([lam.real, lam.imag]))
+    live.points.set_facecolors(shade)
     magnitude = np.maximum(np.abs(z), 1e-300)
-    for k, curve in enumerate(parts["curves"]):
+    for k, curve in enumerate(live.curves):
         if k < len(order):
             j = order[k]
             curve.set_ydata(magnitude[:, j])
@@ -152,14 +178,14 @@ def render_lru(r_min, r_max, max_phase, m, *, lru_init, lru_eigenvalues, linear_
         else:
             curve.set_visible(False)
     slow, fast = order[-1], order[0]
-    parts["slow"].set_ydata(z[:, slow].real)
-    parts["slow"].set_color(shade[slow])
-    parts["fast"].set_ydata(z[:, fast].real)
-    parts["fast"].set_color(shade[fast])
-    texts = parts["legend"].get_texts()
+    live.slow.set_ydata(z[:, slow].real)
+    live.slow.set_color(shade[slow])
+    live.fast.set_ydata(z[:, fast].real)
+    live.fast.set_color(shade[fast])
+    texts = live.legend.get_texts()
     texts[0].set_text(f"slowest, |λ| = {r[slow]:.3f}")
     texts[1].set_text(f"fastest, |λ| = {r[fast]:.3f}")
-    for handle, j in zip(parts["legend"].legend_handles, (slow, fast)):
+    for handle, j in zip(live.legend.legend_handles, (slow, fast)):
         handle.set_color(shade[j])
 
     r_top = r[slow]
@@ -170,7 +196,7 @@ def render_lru(r_min, r_max, max_phase, m, *, lru_init, lru_eigenvalues, linear_
             f"|z_{T}| = {np.abs(z[-1, slow]):.2e}")
     if swapped:
         text += " (r_min > r_max: swapped)"
-    return parts["fig"], text
+    return live, text
 
 
 def lru_explorer(*, lru_init, lru_eigenvalues, linear_scan):
@@ -411,39 +437,42 @@ def first_token_sequence(first_token, sequence, K=4, D=4, T=50):
     return np.eye(K + D)[tokens], tokens
 
 
-def _trained_gate_figure(m, T):
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(7.2, 5.0), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
+def _trained_gate_figure(m, T) -> LiveFigure:
+    """Axes for the tokens, the three gates (units x time) and the carried product of forget gates."""
+    live = LiveFigure(Figure(figsize=(7.2, 5.0), dpi=72))
+    fig = live.figure
     grid = fig.add_gridspec(5, 1, height_ratios=[0.45, 1, 1, 1, 0.8], left=0.1, right=0.9, top=0.95,
                             bottom=0.08, hspace=0.15)
     axes = [fig.add_subplot(grid[0])]
     axes += [fig.add_subplot(grid[i], sharex=axes[0]) for i in range(1, 5)]
-    parts = {"fig": fig, "axes": axes}
-    parts["tokens"] = axes[0].imshow(np.zeros((1, T)), aspect="auto", cmap="tab10", vmin=0, vmax=9,
-                                     interpolation="nearest", extent=(-0.5, T - 0.5, 0.5, -0.5))
+    live.tokens = live.changes(axes[0].imshow(np.zeros((1, T)), aspect="auto", cmap="tab10", vmin=0, vmax=9,
+                                              interpolation="nearest", extent=(-0.5, T - 0.5, 0.5, -0.5)))
     axes[0].set_yticks([])
     axes[0].set_ylabel("token", fontsize=8)
-    parts["title"] = axes[0].set_title("", fontsize=9)
-    images = []
+    live.title = live.changes(axes[0].set_title(" ", fontsize=9))
+    live.images = []
     for ax, name in zip(axes[1:4], ("input i", "forget f", "output o")):
-        images.append(ax.imshow(np.zeros((m, T)), aspect="auto", vmin=0, vmax=1, cmap="viridis",
-                                interpolation="nearest", extent=(-0.5, T - 0.5, m - 0.5, -0.5)))
+        live.images.append(live.changes(ax.imshow(np.zeros((m, T)), aspect="auto", vmin=0, vmax=1, cmap="viridis",
+                                                  interpolation="nearest", extent=(-0.5, T - 0.5, m - 0.5, -0.5))))
         ax.set_ylabel(f"{name}\nunit", fontsize=8)
-    parts["images"] = images
+    for ax in axes[:4]:
+        live.changes(list(ax.spines.values()))  # the frames, over the images
     top, bottom = axes[1].get_position(), axes[3].get_position()
-    fig.colorbar(images[0], cax=fig.add_axes([0.915, bottom.y0, 0.015, top.y1 - bottom.y0]))
-    parts["mean"], = axes[4].semilogy(np.arange(T), np.ones(T), color="tab:red", lw=1.2, label="mean over units")
-    parts["best"], = axes[4].semilogy(np.arange(T), np.ones(T), color="tab:green", lw=1.2, label="best unit")
+    fig.colorbar(live.images[0], cax=fig.add_axes([0.915, bottom.y0, 0.015, top.y1 - bottom.y0]))
+    axes[4].set_yscale("log")
+    live.mean, = live.changes(axes[4].plot(np.arange(T), np.ones(T), color="tab:red", lw=1.2, label="mean over units"))
+    live.best, = live.changes(axes[4].plot(np.arange(T), np.ones(T), color="tab:green", lw=1.2, label="best unit"))
     axes[4].set_ylim(1e-8, 2)
+    axes[4].minorticks_off()
     axes[4].set_ylabel("∏ f since t=0", fontsize=8)
     axes[4].set_xlabel("t")
-    axes[4].legend(fontsize=7, loc="lower left")
+    live.changes(axes[4].legend(fontsize=7, loc="lower left"))  # over the curves
     axes[4].grid(True, alpha=0.3)
     for ax in axes:
         ax.tick_params(labelsize=7)
     for ax in axes[:4]:
         ax.tick_params(labelbottom=False)
-    return parts
+    return live
 
 
 def render_trained_lstm_gate(first_token, sequence, forget_shift, *, lstm_cell, model, cache=None):
@@ -455,24 +484,25 @@ def render_trained_lstm_gate(first_token, sequence, forget_shift, *, lstm_cell, 
     gates = cached(cache, ("gates", int(first_token), int(sequence), float(forget_shift), lstm_cell),
                    lambda: lstm_gates(lstm_cell, X, model["W_ih"], model["W_hh"], model["b_ih"], b_hh))
     T = len(X)
-    parts = cached(cache, ("figure", m, T), lambda: _trained_gate_figure(m, T))
-    parts["tokens"].set_data(tokens[None].astype(float))
-    for image, key in zip(parts["images"], "ifo"):
+    live = kept_figure(cache, lambda: _trained_gate_figure(m, T))
+    live.new_background((m, T))
+    live.tokens.set_data(tokens[None].astype(float))
+    for image, key in zip(live.images, "ifo"):
         image.set_data(gates[key].T)
     carry = np.cumprod(np.vstack([np.ones(m), gates["f"][1:]]), axis=0)  # prod_{s=1}^{t} f_s = d c_t / d c_0
-    parts["mean"].set_ydata(np.maximum(carry.mean(axis=1), 1e-300))
-    parts["best"].set_ydata(np.maximum(carry.max(axis=1), 1e-300))
+    live.mean.set_ydata(np.maximum(carry.mean(axis=1), 1e-300))
+    live.best.set_ydata(np.maximum(carry.max(axis=1), 1e-300))
     logits = model["head_W"] @ gates["h"][-1] + model["head_b"]
     p = np.exp(logits - logits.max())
     p /= p.sum()
     guess = int(np.argmax(p))
-    parts["title"].set_text(f"first token {int(first_token)} (then {T - 1} distractors): "
+    live.title.set_text(f"first token {int(first_token)} (then {T - 1} distractors): "
                             f"the LSTM answers {guess} with probability {p[guess]:.2f}")
     text = (f"trained LSTM, forget-bias shift {forget_shift:+.1f}: mean gates i = {gates['i'].mean():.2f}, "
             f"f = {gates['f'].mean():.2f}, o = {gates['o'].mean():.2f}; ∏ f over the {T - 1} steps after the "
             f"first token: mean over units {carry[-1].mean():.3g}, best unit {carry[-1].max():.3g}; "
             f"answer {guess} (p = {p[guess]:.2f}), true {int(first_token)}")
-    return parts["fig"], text
+    return live, text
 
 
 def trained_lstm_gate_explorer(*, lstm_cell, model):

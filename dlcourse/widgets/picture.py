@@ -121,7 +121,9 @@ class LiveFigure:
         png = live.png()
 
     The changing artists are Matplotlib's ``animated`` artists: a full draw skips them, and they
-    are drawn over the kept background in the order they were marked. Whatever an update changes
+    are drawn over the kept background by zorder (in the order they were marked when equal). A
+    changing image or patch that reaches its axes' frame would hide it: mark the frame as changing
+    too (``live.changes(list(ax.spines.values()))``). Whatever an update changes
     must be marked (a title that names the slider's value, a marker, an image); axis limits and
     ticks belong to the background, so a render that changes them asks for a ``new_background``.
     The crop box is found once, on the first picture, with the changing artists drawn.
@@ -177,7 +179,7 @@ class LiveFigure:
         else:
             self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
-        for artist in self.changing:
+        for artist in sorted(self.changing, key=lambda a: a.get_zorder()):  # stable: ties keep their order
             if artist.get_visible() and artist.figure is not None:
                 artist.draw(renderer)
         return np.asarray(self.canvas.buffer_rgba())
