@@ -2,7 +2,14 @@
 import numpy as np
 
 from dlcourse.widgets import ch08
-from tests.helpers import assert_each_missing_is_named, build, counting, missing_function_test, move
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    build,
+    counting,
+    missing_function_test,
+    move,
+)
 
 
 def test_activation_stats_explorer(ref):
@@ -115,7 +122,9 @@ def test_recipe_explorer(ref):
     assert ex.last_figure is not None
     # every combination was computed on the first render: switching is a redraw, served from the cache
     cache = ex.cache
-    assert cache.misses == 2 and cache.hits >= 10  # the runs and the figure, each built once
+    assert cache.misses == 1 and cache.hits >= 5  # the runs, computed once
+    assert cache.figure.full_draws == 1  # the axes hold every run: no switch redraws them
+    assert_live_through_every_control(ex, max_full_draws=1)
 
 
 test_recipe_explorer_names_missing_function = missing_function_test(ch08.recipe_explorer, epochs=1, inits=("he",))
@@ -125,3 +134,8 @@ def test_recipe_gradient_check(ref):
     pieces = [getattr(ref, name) for name in RECIPE]
     out = ch08.train_digits_mlp(*pieces, *ch08.digits_split(), gradient_check=2, init="he", batch_norm=True)
     np.testing.assert_allclose(out["analytic"], out["numeric"], rtol=1e-4, atol=1e-7)
+
+
+def test_optimizer_race_and_targets_pictures_are_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch08.optimizer_race_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch08.targets_explorer, ref), max_full_draws=1)

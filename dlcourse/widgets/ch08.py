@@ -21,8 +21,10 @@ import functools
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from .explorer import Explorer, cached, frozen
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
@@ -112,24 +114,24 @@ def _trajectory(step, steps):
     return np.array(path)
 
 
-def _race_figure():
-    """The optimizer race's figure (contours drawn once), updated in place."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.4, 3.6))  # outside pyplot's registry
-    ax = fig.subplots()
-    fig.subplots_adjust(left=0.1, right=0.97, bottom=0.08, top=0.91)  # tight_layout is slow
+def _race_figure() -> LiveFigure:
+    """The optimizer race's axes and contours; the three paths change."""
+    live = LiveFigure(Figure(figsize=(6.4, 3.6)))
+    ax = live.figure.subplots()
+    live.figure.subplots_adjust(left=0.1, right=0.97, bottom=0.08, top=0.91)  # tight_layout is slow
     g = np.linspace(-5, 5, 61)
     X, Y = np.meshgrid(g, np.linspace(-4, 4, 49))
     Z = 0.5 * (RACE_H[0, 0] * X ** 2 + 2 * RACE_H[0, 1] * X * Y + RACE_H[1, 1] * Y ** 2)
     ax.contour(X, Y, np.log10(Z + 1e-3), levels=14, colors="lightgray", linewidths=0.7)
-    lines = [ax.plot([], [], "-o", color=color, ms=2, lw=1.2)[0] for color in ("tab:blue", "tab:red", "tab:green")]
-    ax.plot(*RACE_START, "ks", ms=5)
-    ax.plot(0, 0, "k*", ms=9)
+    paths = (("tab:blue", "SGD"), ("tab:red", "momentum"), ("tab:green", "Adam"))
+    live.lines = live.changes([ax.plot([], [], "-o", color=c, ms=2, lw=1.2, label=name)[0] for c, name in paths])
+    live.changes([ax.plot(*RACE_START, "ks", ms=5)[0], ax.plot(0, 0, "k*", ms=9)[0]])  # over the paths
     ax.set_xlim(-5, 5)
     ax.set_ylim(-4, 4)
     ax.set_aspect("equal")
-    return {"fig": fig, "ax": ax, "lines": lines}
+    live.legend = live.changes(ax.legend(fontsize=8, loc="upper right"))
+    live.title = live.changes(ax.set_title(" ", fontsize=10))
+    return live
 
 
 def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, adam_step, cache=None):
@@ -151,22 +153,20 @@ def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, ad
              f"momentum {momentum:.2f}": _trajectory(sgd([None], momentum), steps),
              "Adam": _trajectory(adam, steps)}
 
-    fig_parts = cached(cache, "race figure", _race_figure)
-    ax = fig_parts["ax"]
+    live = kept_figure(cache, _race_figure)
+    live.new_background("race")
     finals = []
-    for (name, path), line in zip(paths.items(), fig_parts["lines"]):
+    for (name, path), line, label in zip(paths.items(), live.lines, live.legend.get_texts()):
         ok = np.all(np.isfinite(path), axis=1) & (np.abs(path).max(axis=1) < 1e6)
         shown = path[ok]
         line.set_data(shown[:, 0], shown[:, 1])
-        line.set_label(name)
+        label.set_text(name)
         diverged = len(path) < steps + 1 or not ok.all() or _race_loss(shown[-1]) > 1e6
         finals.append((name, None if diverged else _race_loss(path[-1])))
-    ax.legend(fontsize=8, loc="upper right")
-    ax.set_title(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps", fontsize=10)
-    fig = fig_parts["fig"]
+    live.title.set_text(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps")
     parts = [f"{name}: {'diverged' if loss is None else f'{loss:.3g}'}" for name, loss in finals]
     text = f"final loss after {steps} steps — " + ", ".join(parts)
-    return fig, text
+    return live, text
 
 
 def optimizer_race_explorer(*, sgd_momentum_step, adam_step):
@@ -408,36 +408,51 @@ def recipe_runs(pieces, *, epochs=20, inits=RECIPE_INITS, data=None):
     return runs
 
 
-def _recipe_figure(epochs, n_layers):
-    """The recipe explorer's figure, built once per explorer and updated in place."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(9.6, 3.0))  # outside pyplot's registry
-    a1, a2, a3 = fig.subplots(1, 3, gridspec_kw={"width_ratios": [1.4, 1, 1]})
-    fig.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.35)  # tight_layout is slow
-    parts = {"fig": fig, "a1": a1, "a2": a2, "a3": a3}
+def _recipe_figure(epochs, n_layers) -> LiveFigure:
+    """The recipe explorer's axes: curves (left), per-layer statistics as bars (middle, right)."""
+    live = LiveFigure(Figure(figsize=(9.6, 3.0)))
+    a1, a2, a3 = live.figure.subplots(1, 3, gridspec_kw={"width_ratios": [1.4, 1, 1]})
+    live.figure.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.35)  # tight_layout is slow
+    live.a1, live.a2, live.a3 = a1, a2, a3
     ep = np.arange(1, epochs + 1)
     ones = np.ones(epochs)
-    parts["bare_val"], = a1.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation")
-    parts["bare_train"], = a1.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training")
-    parts["val"], = a1.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation")
-    parts["train"], = a1.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training")
+    live.bare_val, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation"))
+    live.bare_train, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training"))
+    live.val, = live.changes(a1.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation"))
+    live.train, = live.changes(a1.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training"))
     a1.set_yscale("log")
+    a1.minorticks_off()
     a1.set_xlim(0.5, epochs + 0.5)
     a1.set_xlabel("epoch")
     a1.set_title("cross-entropy", fontsize=9)
-    a1.legend(fontsize=7, loc="lower left")
+    live.changes(a1.legend(fontsize=7, loc="lower left"))  # over the curves
     layers = np.arange(1, n_layers + 1)
+    live.bars = {}
     for ax, stat, title in ((a2, "act_std", "activation std per layer"), (a3, "grad_std", "weight-gradient std")):
         first = ax.bar(layers - 0.2, np.ones(n_layers), width=0.4, color="tab:gray", label="first step")
         last = ax.bar(layers + 0.2, np.ones(n_layers), width=0.4, color="tab:green", label="last step")
-        parts[stat] = (first, last)
+        live.bars[stat] = (first, last)
+        live.changes(list(first) + list(last))
+        live.changes(list(ax.spines.values()))  # the frame, over the bars
         ax.set_xticks(layers)
         ax.set_xlabel("hidden layer")
         ax.set_title(title, fontsize=9)
     a3.set_yscale("log")
-    a2.legend(fontsize=7)
-    return parts
+    a3.minorticks_off()
+    live.changes(a2.legend(fontsize=7))  # over the bars
+    return live
+
+
+def _recipe_limits(runs):
+    """Axis limits that hold every run (all are computed beforehand): no switch changes the axes."""
+    curves = np.concatenate([np.ravel(r[k]) for r in runs.values() for k in ("val_loss", "train_loss")])
+    curves = np.maximum(curves[np.isfinite(curves)], 1e-4)
+    limits = {"a1": (curves.min() / 1.5, curves.max() * 1.5)}
+    for stat, axis, log in (("act_std", "a2", False), ("grad_std", "a3", True)):
+        values = np.maximum(np.concatenate([np.ravel(r[stat]) for r in runs.values()]).astype(float), 1e-12)
+        values = values[np.isfinite(values)]
+        limits[axis] = (values.min() / 3, values.max() * 3) if log else (0, values.max() * 1.15)
+    return limits
 
 
 def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, *, init_weights, dropout,
@@ -446,7 +461,7 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
     """Train / validation curves of the chosen recipe (the bare one in grey) and per-layer statistics.
 
     All runs are computed on the first render (cached per set of student functions), so moving a switch
-    only redraws."""
+    only redraws the curves and bars, on axes that hold every run."""
     pieces = {"init_weights": init_weights, "dropout": dropout, "batchnorm_forward": batchnorm_forward,
               "batchnorm_backward": batchnorm_backward, "sgd_momentum_step": sgd_momentum_step,
               "cross_entropy": cross_entropy}
@@ -455,24 +470,18 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
     config = {"init": init, "use_dropout": use_dropout, "batch_norm": batch_norm, "weight_decay": weight_decay,
               "label_smoothing": label_smoothing}
     run, bare = runs[_config_key(config)], runs[_config_key(BARE)]
-    parts = cached(cache, ("recipe figure", len(run["val_loss"]), len(run["act_std"][0])),
-                   lambda: _recipe_figure(len(run["val_loss"]), len(run["act_std"][0])))
-    fig = parts["fig"]
+    live = kept_figure(cache, lambda: _recipe_figure(len(run["val_loss"]), len(run["act_std"][0])))
+    if live.new_background(key):
+        for axis, limits in _recipe_limits(runs).items():
+            getattr(live, axis).set_ylim(*limits)
     ep = np.arange(1, len(run["val_loss"]) + 1)
-    for key, ys in (("bare_val", bare["val_loss"]), ("bare_train", bare["train_loss"]),
-                    ("val", run["val_loss"]), ("train", run["train_loss"])):
-        parts[key].set_data(ep, np.maximum(ys, 1e-4))
-    curves = np.concatenate([bare["val_loss"], bare["train_loss"], run["val_loss"], run["train_loss"]])
-    curves = np.maximum(curves[np.isfinite(curves)], 1e-4)
-    parts["a1"].set_ylim(curves.min() / 1.5, curves.max() * 1.5)
-    for stat, axis, log in (("act_std", "a2", False), ("grad_std", "a3", True)):
-        values = []
-        for which, bars in enumerate(parts[stat]):
+    for line, ys in ((live.bare_val, bare["val_loss"]), (live.bare_train, bare["train_loss"]),
+                     (live.val, run["val_loss"]), (live.train, run["train_loss"])):
+        line.set_data(ep, np.maximum(ys, 1e-4))
+    for stat in ("act_std", "grad_std"):
+        for which, bars in enumerate(live.bars[stat]):
             for rect, v in zip(bars, run[stat][which]):
                 rect.set_height(max(float(v), 1e-12))
-                values.append(max(float(v), 1e-12))
-        top = max(values)
-        parts[axis].set_ylim((min(values) / 3, top * 3) if log else (0, top * 1.15))
     name = init + "".join(f" + {label}" for label, on in (("dropout", use_dropout), ("batch norm", batch_norm),
                                                          ("weight decay", weight_decay),
                                                          ("label smoothing", label_smoothing)) if on)
@@ -480,7 +489,7 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
             f"validation accuracy {run['val_accuracy']:.1%}, training loss {run['train_loss'][-1]:.3f}; "
             f"activation std per layer at the last step "
             f"{', '.join(f'{v:.2f}' for v in run['act_std'][1])}")
-    return fig, text
+    return live, text
 
 
 def recipe_explorer(*, init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
@@ -518,24 +527,28 @@ def _entropy(p):
     return float(-(p * np.log(p)).sum())
 
 
-def _targets_figure(k):
-    """The targets explorer's figure, built once per explorer and updated in place."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.2, 3.0))  # outside pyplot's registry
-    a1, a2 = fig.subplots(1, 2, sharey=True)
-    fig.subplots_adjust(left=0.09, right=0.98, bottom=0.16, top=0.9, wspace=0.08)  # tight_layout is slow
+def _targets_figure(k) -> LiveFigure:
+    """The targets explorer's axes: the teacher's softmax (left), the smoothed one-hot target (right)."""
+    live = LiveFigure(Figure(figsize=(7.2, 3.0)))
+    a1, a2 = live.figure.subplots(1, 2, sharey=True)
+    live.figure.subplots_adjust(left=0.09, right=0.98, bottom=0.16, top=0.9, wspace=0.08)  # tight_layout is slow
     classes = np.arange(k)
-    parts = {"fig": fig, "a1": a1, "a2": a2}
-    parts["teacher"] = a1.bar(classes, np.zeros(k), color="tab:purple", alpha=0.8, label="T")
-    a1.step(classes, _softmax(TEACHER_LOGITS[0]), where="mid", color="k", lw=1, label="T = 1")
-    parts["target"] = a2.bar(classes, np.zeros(k), color="tab:orange", alpha=0.8)
+    live.a1, live.a2 = a1, a2
+    live.teacher = a1.bar(classes, np.zeros(k), color="tab:purple", alpha=0.8, label="T")
+    live.changes(list(live.teacher))
+    live.changes(a1.step(classes, _softmax(TEACHER_LOGITS[0]), where="mid", color="k", lw=1, label="T = 1"))
+    live.target = a2.bar(classes, np.zeros(k), color="tab:orange", alpha=0.8)
+    live.changes(list(live.target))
     for a in (a1, a2):
         a.set_xticks(classes)
         a.set_xlabel("class")
         a.set_ylim(0, 1.05)
+        live.changes(list(a.spines.values()))  # the frames, over the bars
     a1.set_ylabel("probability")
-    return parts
+    live.legend = live.changes(a1.legend(fontsize=8))
+    live.title1 = live.changes(a1.set_title(" ", fontsize=9))
+    live.title2 = live.changes(a2.set_title(" ", fontsize=9))
+    return live
 
 
 def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss, cache=None):
@@ -550,19 +563,19 @@ def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss, 
     target[TARGET] += 1 - eps
     target_entropy = _entropy(target)
 
-    parts = cached(cache, "targets figure", lambda: _targets_figure(k))
-    for rect, v in zip(parts["teacher"], p):
+    live = kept_figure(cache, lambda: _targets_figure(k))
+    live.new_background(k)
+    for rect, v in zip(live.teacher, p):
         rect.set_height(v)
-    for rect, v in zip(parts["target"], target):
+    for rect, v in zip(live.target, target):
         rect.set_height(v)
-    parts["teacher"].set_label(f"T = {T:g}")
-    parts["a1"].legend(fontsize=8)
-    parts["a1"].set_title(f"teacher softmax(z / T), H = {teacher_entropy:.2f} nats", fontsize=9)
-    parts["a2"].set_title(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats", fontsize=9)
+    live.legend.get_texts()[0].set_text(f"T = {T:g}")
+    live.title1.set_text(f"teacher softmax(z / T), H = {teacher_entropy:.2f} nats")
+    live.title2.set_text(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats")
     text = (f"T = {T:g}: teacher entropy {teacher_entropy:.3f} nats (max log {k} = {np.log(k):.3f}), "
             f"student distillation loss {distill:.3f}; ε = {eps:g}: target entropy {target_entropy:.3f} nats, "
             f"student cross-entropy {ce:.3f}")
-    return parts["fig"], text
+    return live, text
 
 
 def targets_explorer(*, cross_entropy, distillation_loss):
