@@ -139,3 +139,7 @@ def test_recipe_gradient_check(ref):
 def test_optimizer_race_and_targets_pictures_are_current_after_every_move(ref):
     assert_live_through_every_control(build(ch08.optimizer_race_explorer, ref), max_full_draws=1)
     assert_live_through_every_control(build(ch08.targets_explorer, ref), max_full_draws=1)
+
+
+def test_activation_stats_picture_is_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch08.activation_stats_explorer, ref))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
@@ -46,6 +45,26 @@ def _stds(activation_stds, depth, width, scheme, activation, n_samples, seed):
     return frozen(stds)
 
 
+MAX_DEPTH = 50
+DECADES = 2  # the std axis spans whole blocks of 2 decades: most moves keep its limits
+
+
+def _activation_stats_figure(width, n_samples) -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(6.4, 3.3)))
+    ax = live.ax = live.figure.subplots()
+    live.figure.subplots_adjust(left=0.11, right=0.975, bottom=0.14, top=0.91)  # tight_layout is slow
+    live.curves = {s: live.changes(ax.plot([], [], color=_COLORS[s], ms=3, label=s)[0]) for s in SCHEMES}
+    ax.axhline(1.0, color="gray", lw=0.8, ls=":")
+    ax.set_yscale("log")
+    ax.minorticks_off()
+    ax.set_xlim(0, MAX_DEPTH + 1)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("std of activations")
+    live.title = live.changes(ax.set_title(" ", fontsize=10))
+    live.legend = live.changes(ax.legend(fontsize=8, loc="best"))
+    return live
+
+
 def render_activation_stats(scheme, activation, depth, *, activation_stds, width=64, n_samples=256, seed=0,
                             cache=None):
     """Std of the activations after each layer, for every scheme, the chosen one highlighted.
@@ -57,33 +76,36 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
     for s in SCHEMES:
         args = (activation_stds, depth, width, s, activation, n_samples, seed)
         curves[s] = _stds(*args) if cache is None else cache.get(("stds",) + args, lambda args=args: _stds(*args))
-    fig, ax = plt.subplots(figsize=(6.4, 3.3))
-    fig.subplots_adjust(left=0.11, right=0.975, bottom=0.14, top=0.91)  # tight_layout is slow
+    values = np.log10(np.concatenate([c[c > 0] for c in curves.values()] + [np.ones(1)]))
+    low = DECADES * np.floor(values.min() / DECADES)
+    high = DECADES * np.ceil(max(values.max(), low + 1) / DECADES)
+    live = kept_figure(cache, lambda: _activation_stats_figure(width, n_samples))
+    if live.new_background((low, high)):
+        live.ax.set_ylim(10.0 ** (low - 0.1), 10.0 ** (high + 0.1))
     layers = np.arange(1, depth + 1)
-    for s, stds in curves.items():
+    for (s, stds), handle, label in zip(curves.items(), live.legend.get_lines(), live.legend.get_texts()):
         chosen = s == scheme
-        shown = np.where(stds > 0, stds, np.nan)
-        ax.plot(layers, shown, "-o" if chosen else _STYLES[s], color=_COLORS[s], lw=2.5 if chosen else 1.3,
-                ms=3, alpha=1.0 if chosen else 0.7, label=s + (" (selected)" if chosen else ""))
-    ax.axhline(1.0, color="gray", lw=0.8, ls=":")
-    ax.set_yscale("log")
-    ax.set_xlabel("layer")
-    ax.set_ylabel("std of activations")
-    ax.set_title(f"{activation} network, width {width}, {n_samples} inputs "
-                 "(square layers: lecun = xavier)", fontsize=10)
-    ax.legend(fontsize=8, loc="best")
+        line = live.curves[s]
+        line.set_data(layers, np.where(stds > 0, stds, np.nan))
+        for artist in (line, handle):
+            artist.set_linestyle("-" if chosen else _STYLES[s])
+            artist.set_marker("o" if chosen else "None")
+            artist.set_linewidth(2.5 if chosen else 1.3)
+            artist.set_alpha(1.0 if chosen else 0.7)
+        label.set_text(s + (" (selected)" if chosen else ""))
+    live.title.set_text(f"{activation} network, width {width}, {n_samples} inputs (square layers: lecun = xavier)")
     last = curves[scheme][-1]
     others = ", ".join(f"{s} {curves[s][-1]:.3g}" for s in SCHEMES if s != scheme)
     text = (f"{scheme} + {activation}: std at layer {depth} = <b>{last:.3g}</b> "
             f"(input std 1; {others})")
-    return fig, text
+    return live, text
 
 
 def activation_stats_explorer(*, activation_stds):
     controls = {
         "scheme": widgets.Dropdown(options=list(SCHEMES), value="he", description="scheme"),
         "activation": widgets.Dropdown(options=list(ACTIVATIONS), value="relu", description="activation"),
-        "depth": widgets.IntSlider(20, min=1, max=50, step=1, description="depth", continuous_update=False),
+        "depth": widgets.IntSlider(20, min=1, max=MAX_DEPTH, step=1, description="depth", continuous_update=False),
     }
     return Explorer(render_activation_stats, controls,
                     needs={"activation_stds": activation_stds},
