@@ -2,7 +2,16 @@
 import numpy as np
 
 from dlcourse.widgets import ch09
-from tests.helpers import assert_each_missing_is_named, build, counting, move, number, stub, student_functions
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    build,
+    counting,
+    move,
+    number,
+    stub,
+    student_functions,
+)
 
 # ------------------------------------------------------------------ recall, sweep by sweep
 
@@ -130,3 +139,15 @@ def test_modern_hopfield_weights_come_from_the_students_function(ref):
 
 def test_modern_hopfield_names_the_missing_function(ref):
     assert_each_missing_is_named(ch09.modern_hopfield_explorer, ref)
+
+
+def test_pictures_are_current_after_every_move(ref):
+    recall = build(ch09.recall_explorer, ref)
+    move(recall, sweep=0)
+    draws = recall.cache.figure.full_draws
+    for sweep in (1, 2, 3):
+        move(recall, sweep=sweep)
+    assert recall.cache.figure.full_draws == draws  # a sweep moves the marker and the last image only
+    assert_live_through_every_control(recall)
+    assert_live_through_every_control(build(ch09.capacity_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch09.modern_hopfield_explorer, ref), max_full_draws=1)

@@ -17,9 +17,11 @@ import functools
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
 from .explorer import Explorer, RenderCache, cached, frozen
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "binarised_digits", "distinct_digits", "recall_bank", "corrupt",
@@ -130,27 +132,35 @@ def _image(ax, pattern, title):
     return image
 
 
-def _figure(size):
-    """A figure outside pyplot's registry: a widget keeps it in its cache and redraws it in place."""
-    from matplotlib.figure import Figure
-    return Figure(figsize=size)
+def _figure(size) -> LiveFigure:
+    """A live figure: a widget keeps it and redraws only what changes (see ``picture.py``)."""
+    return LiveFigure(Figure(figsize=size))
 
 
-def _recall_figure():
-    fig = _figure((9.0, 2.9))
+def _changing_images(live, images):
+    """Mark digit images as changing, with their titles and frames (the frames are drawn over them)."""
+    for image in images:
+        live.changes([image, image.axes.title] + list(image.axes.spines.values()))
+    return images
+
+
+def _recall_figure() -> LiveFigure:
+    live = _figure((9.0, 2.9))
+    fig = live.figure
     blank = np.zeros(N_BITS)
-    images = [_image(fig.add_axes([0.01 + 0.135 * j, 0.12, 0.12, 0.68]), blank, "") for j in range(3)]
-    ax = fig.add_axes([0.49, 0.17, 0.49, 0.68])
-    curve, = ax.plot([], [], color="k", lw=1.2)
-    ends, = ax.plot([], [], color="grey", lw=0.5, ls=":", transform=ax.get_xaxis_transform())
-    marker, = ax.plot([], [], "o", color="tab:red", ms=6)
-    stored_level = ax.axhline(0.0, color="tab:green", lw=0.8, ls="--", label="energy of the stored digit")
+    live.images = _changing_images(live, [_image(fig.add_axes([0.01 + 0.135 * j, 0.12, 0.12, 0.68]), blank, " ")
+                                          for j in range(3)])
+    ax = live.ax = fig.add_axes([0.49, 0.17, 0.49, 0.68])
+    live.curve, = live.changes(ax.plot([], [], color="k", lw=1.2))
+    live.ends, = live.changes(ax.plot([], [], color="grey", lw=0.5, ls=":", transform=ax.get_xaxis_transform()))
+    live.marker, = live.changes(ax.plot([], [], "o", color="tab:red", ms=6))
+    live.stored_level = live.changes(ax.axhline(0.0, color="tab:green", lw=0.8, ls="--",  # over the curve
+                                                label="energy of the stored digit"))
     ax.set_xlabel("single-unit updates (dotted: end of a sweep)", fontsize=8)
     ax.set_ylabel("energy E(x)", fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, loc="upper right")
-    return {"fig": fig, "images": images, "ax": ax, "curve": curve, "ends": ends, "marker": marker,
-            "stored_level": stored_level}
+    live.changes(ax.legend(fontsize=7, loc="upper right"))  # over the curve
+    return live
 
 
 def render_recall(stored, digit, flipped, sweep, seed, *, hebbian_weights, energy, async_sweep, cache=None):
@@ -177,22 +187,22 @@ def render_recall(stored, digit, flipped, sweep, seed, *, hebbian_weights, energ
     final_wrong = int(np.sum(final != target))
     rises = int(np.sum(np.diff(energies) > 1e-12))
 
-    parts = cached(cache, ("figure",), _recall_figure)
+    live = kept_figure(cache, _recall_figure)
     titles = (f"stored: a {labels[bank[t]]}", f"start: {flipped} flipped", f"after sweep {k}: {wrong} off")
-    for image, pattern, title in zip(parts["images"], (target, x0, state), titles):
+    for image, pattern, title in zip(live.images, (target, x0, state), titles):
         image.set_data(pattern.reshape(SIDE, SIDE))
         image.axes.set_title(title, fontsize=9)
-    ax = parts["ax"]
-    parts["curve"].set_data(np.arange(len(energies)), energies)
+    if live.new_background((stored, t, flipped, seed, hebbian_weights, energy, async_sweep)):  # one trajectory
+        live.stored_level.set_ydata([stored_energy, stored_energy])
+        low, high = min(energies.min(), stored_energy), max(energies.max(), stored_energy)
+        pad = 0.05 * (high - low) + 0.5
+        live.ax.set_xlim(0, max(len(energies) - 1, 1))
+        live.ax.set_ylim(low - pad, high + pad)
+        live.ax.set_title(f"{stored} digits stored, load s/n = {stored / N_BITS:.3f}", fontsize=9)
+    live.curve.set_data(np.arange(len(energies)), energies)
     ends = np.array(boundaries[1:], dtype=float)
-    parts["ends"].set_data(np.repeat(ends, 3), np.tile([0.0, 1.0, np.nan], len(ends)))
-    parts["marker"].set_data([boundaries[k]], [energies[boundaries[k]]])
-    parts["stored_level"].set_ydata([stored_energy, stored_energy])
-    low, high = min(energies.min(), stored_energy), max(energies.max(), stored_energy)
-    pad = 0.05 * (high - low) + 0.5
-    ax.set_xlim(0, max(len(energies) - 1, 1))
-    ax.set_ylim(low - pad, high + pad)
-    ax.set_title(f"{stored} digits stored, load s/n = {stored / N_BITS:.3f}", fontsize=9)
+    live.ends.set_data(np.repeat(ends, 3), np.tile([0.0, 1.0, np.nan], len(ends)))
+    live.marker.set_data([boundaries[k]], [energies[boundaries[k]]])
 
     if final_wrong == 0:
         outcome = "recalled the stored digit"
@@ -204,7 +214,7 @@ def render_recall(stored, digit, flipped, sweep, seed, *, hebbian_weights, energ
                f"{flipped} bits flipped; sweep {k} of {sweeps}: energy {energies[boundaries[k]]:.3f} "
                f"(start {energies[0]:.3f}), {wrong} bits off · {outcome} after {sweeps} sweeps; "
                f"energy rose {rises} times")
-    return parts["fig"], readout
+    return live, readout
 
 
 def recall_explorer(*, hebbian_weights, energy, async_sweep):
@@ -262,8 +272,9 @@ def capacity_table(n, *, hebbian_weights, stable_fraction, crosstalk, seed=0):
     return svals, stable, unstable
 
 
-def _capacity_figure():
-    fig = _figure((9.0, 3.2))
+def _capacity_figure() -> LiveFigure:
+    live = _figure((9.0, 3.2))
+    fig = live.figure
     ax1, ax2 = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.16, top=0.89, wspace=0.25)
     measured1, = ax1.plot([], [], "o", ms=4, color="tab:blue", label=f"measured ({TRIALS} draws)")
@@ -271,7 +282,6 @@ def _capacity_figure():
     ax1.axvline(CAPACITY, color="tab:red", ls="--", lw=1, label="0.138")
     ax1.set(xlim=(0, MAX_LOAD), ylim=(-0.03, 1.03))
     ax1.set_xlabel("load s / n", fontsize=8)
-    ax1.legend(fontsize=7, loc="lower left")
     ax2.set_yscale("log")
     measured2, = ax2.plot([], [], "o", ms=4, color="tab:blue", label="measured: P·C < −(1 − s/n)")
     estimate2, = ax2.plot([], [], color="k", lw=1.2, label="flip_probability(s, n)")
@@ -282,10 +292,12 @@ def _capacity_figure():
     ax2.yaxis.set_major_formatter(FixedFormatter(["0.001 %", "0.01 %", "0.1 %", "1 %", "10 %"]))  # no mathtext
     ax2.set_xlabel("load s / n", fontsize=8)
     ax2.set_title("fraction of unstable bits", fontsize=9)
-    ax2.legend(fontsize=7, loc="lower right")
     for ax in (ax1, ax2):
         ax.tick_params(labelsize=7)
-    return {"fig": fig, "ax1": ax1, "lines": (measured1, estimate1, measured2, estimate2)}
+    live.lines = live.changes([measured1, estimate1, measured2, estimate2])
+    live.changes([ax1.legend(fontsize=7, loc="lower left"), ax2.legend(fontsize=7, loc="lower right")])
+    live.title = live.changes(ax1.set_title(" ", fontsize=9))
+    return live
 
 
 def render_capacity(n, *, hebbian_weights, stable_fraction, crosstalk, flip_probability, cache=None):
@@ -302,13 +314,14 @@ def render_capacity(n, *, hebbian_weights, stable_fraction, crosstalk, flip_prob
     estimate = (1.0 - p) ** n
     loads = svals / n
 
-    parts = cached(cache, ("figure",), _capacity_figure)
-    measured1, estimate1, measured2, estimate2 = parts["lines"]
+    live = kept_figure(cache, _capacity_figure)
+    live.new_background("axes")  # fixed limits: nothing in the background changes
+    measured1, estimate1, measured2, estimate2 = live.lines
     measured1.set_data(loads, stable)
     estimate1.set_data(s_all / n, estimate)
     measured2.set_data(loads, np.where(unstable > 0, unstable, np.nan))
     estimate2.set_data(s_all / n, p)
-    parts["ax1"].set_title(f"fraction of stored patterns that are fixed points, n = {n}", fontsize=9)
+    live.title.set_text(f"fraction of stored patterns that are fixed points, n = {n}")
 
     s_c = int(round(CAPACITY * n))
     k = int(np.argmin(np.abs(svals - s_c)))
@@ -317,7 +330,7 @@ def render_capacity(n, *, hebbian_weights, stable_fraction, crosstalk, flip_prob
                f"and (1 − p)^n = {(1 - p_c) ** n:.2f} stable patterns; measured at s = {svals[k]}: "
                f"{stable[k]:.2f} stable, {unstable[k]:.2%} unstable bits · the same load at n = 1000 "
                f"would leave (1 − p)^1000 = {(1 - float(flip_probability(138, 1000))) ** 1000:.3f}")
-    return parts["fig"], readout
+    return live, readout
 
 
 def capacity_explorer(*, hebbian_weights, stable_fraction, crosstalk, flip_probability):
@@ -358,18 +371,22 @@ def damaged_query(pattern, damage):
     return x.ravel()
 
 
-def _modern_figure():
+def _modern_figure() -> LiveFigure:
     _, labels = _digits()
-    fig = _figure((9.0, 2.9))
+    live = _figure((9.0, 2.9))
+    fig = live.figure
     blank = np.zeros(N_BITS)
-    images = [_image(fig.add_axes([0.01 + 0.16 * j, 0.12, 0.14, 0.68]), blank, "") for j in range(3)]
+    live.images = _changing_images(live, [_image(fig.add_axes([0.01 + 0.16 * j, 0.12, 0.14, 0.68]), blank, " ")
+                                          for j in range(3)])
     ax = fig.add_axes([0.53, 0.2, 0.45, 0.62])
-    bars = ax.bar(range(MODERN_STORED), np.zeros(MODERN_STORED), color="tab:blue")
+    live.bars = live.changes(list(ax.bar(range(MODERN_STORED), np.zeros(MODERN_STORED), color="tab:blue")))
+    live.changes(list(ax.spines.values()))  # the frame, over the bars
     ax.set_xticks(range(MODERN_STORED), [str(lab) for lab in labels[:MODERN_STORED]], fontsize=7)
     ax.set_ylim(0, 1)
     ax.set_xlabel("stored pattern (its class; red: the damaged one)", fontsize=8)
     ax.tick_params(labelsize=7)
-    return {"fig": fig, "images": images, "ax": ax, "bars": list(bars)}
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    return live
 
 
 def render_modern_hopfield(beta, digit, damage, *, modern_hopfield_update, cache=None):
@@ -395,19 +412,20 @@ def render_modern_hopfield(beta, digit, damage, *, modern_hopfield_update, cache
     n_eff = 1.0 / float(np.sum(weights ** 2))
     rms = float(np.sqrt(np.mean((out - X[t]) ** 2)))
 
-    parts = cached(cache, ("figure",), _modern_figure)
-    for image, pattern, title in zip(parts["images"], (xi, np.clip(out, -1, 1), X[t]),
+    live = kept_figure(cache, _modern_figure)
+    live.new_background("axes")  # fixed limits: nothing in the background changes
+    for image, pattern, title in zip(live.images, (xi, np.clip(out, -1, 1), X[t]),
                                      ("query (grey: unknown)", "one update", f"stored digit {t}")):
         image.set_data(pattern.reshape(SIDE, SIDE))
         image.axes.set_title(title, fontsize=9)
-    for j, bar in enumerate(parts["bars"]):
+    for j, bar in enumerate(live.bars):
         bar.set_height(weights[j])
         bar.set_color("tab:red" if j == t else "tab:blue")
-    parts["ax"].set_title(f"softmax weights, β = {beta:.3g}", fontsize=9)
+    live.title.set_text(f"softmax weights, β = {beta:.3g}")
     readout = (f"β = {beta:.3g}: largest weight {weights[top]:.3f} on stored pattern {top} (a {labels[top]}); "
                f"the query came from pattern {t} (a {labels[t]}); effective number of patterns averaged "
                f"1/Σp² = {n_eff:.2f}; RMS distance of the output to pattern {t}: {rms:.3f}")
-    return parts["fig"], readout
+    return live, readout
 
 
 def modern_hopfield_explorer(*, modern_hopfield_update):
