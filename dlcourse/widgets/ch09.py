@@ -159,7 +159,7 @@ def _recall_figure() -> LiveFigure:
     ax.set_xlabel("single-unit updates (dotted: end of a sweep)", fontsize=8)
     ax.set_ylabel("energy E(x)", fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, loc="upper right")  # background (a legend costs ~14 ms to draw): the energy falls away from it
+    ax.legend(fontsize=7, loc="upper right")  # background (a legend costs ~14 ms to draw): the energy falls below it
     return live
 
 
