@@ -3,7 +3,14 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch06
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, move, stub
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    assert_names_missing,
+    build,
+    move,
+    stub,
+)
 
 
 def fake_record(n_examples=3, n_heads=2, n_layers=2, T=8, d_head=4, seed=0):
@@ -163,3 +170,11 @@ def test_char_model_explorer_temperature_and_top_k(ref, char_model):
 @pytest.mark.parametrize("missing", ["transformer_block", "causal_mask", "sample_token"])
 def test_char_model_explorer_names_missing_function(ref, char_model, missing):
     assert_names_missing(build(ch06.char_model_explorer, ref, model=char_model, **{missing: stub}), missing)
+
+
+def test_live_pictures_are_current_after_every_move(ref, char_model):
+    assert_live_through_every_control(build(ch06.attention_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch06.nadaraya_watson_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch06.positional_encoding_explorer, ref))
+    assert_live_through_every_control(build(ch06.transformer_attention_explorer, ref, record=fake_record()))
+    assert_live_through_every_control(build(ch06.char_model_explorer, ref, model=char_model))

@@ -17,10 +17,12 @@ from __future__ import annotations
 import functools
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from .explorer import Explorer, cached
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "SENTENCE", "toy_sentence_qkv", "render_attention", "attention_explorer",
@@ -68,27 +70,27 @@ def toy_sentence_qkv(strength: float = 6.0, locality: float = 2.5):
     return list(SENTENCE), Q, K, K.copy()
 
 
-def _attention_figure(words):
-    from matplotlib.figure import Figure
+def _attention_figure(words) -> LiveFigure:
     T = len(words)
     labels = [f"{w} {i}" for i, w in enumerate(words)]
-    fig = Figure(figsize=(9.5, 3.6), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
-    ax1, ax2 = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.15, 1]})
-    image = ax1.imshow(np.zeros((T, T)), cmap="Blues", vmin=0, vmax=1)
+    live = LiveFigure(Figure(figsize=(9.5, 3.6), dpi=72))
+    ax1, ax2 = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.15, 1]})
+    live.image = live.changes(ax1.imshow(np.zeros((T, T)), cmap="Blues", vmin=0, vmax=1))
     ax1.set_xticks(range(T), labels, rotation=90, fontsize=7)
     ax1.set_yticks(range(T), labels, fontsize=7)
-    row = plt.Rectangle((-0.5, -0.5), T, 1, fill=False, edgecolor="crimson", lw=1.5)
-    ax1.add_patch(row)
+    live.row = live.changes(ax1.add_patch(Rectangle((-0.5, -0.5), T, 1, fill=False, edgecolor="crimson", lw=1.5)))
     ax1.set_xlabel("key", fontsize=8)
     ax1.set_ylabel("query", fontsize=8)
     ax1.set_title("attention weights (rows sum to 1)", fontsize=9)
-    bars = ax2.bar(range(T), np.zeros(T), color="steelblue")
+    live.bars = live.changes(list(ax2.bar(range(T), np.zeros(T), color="steelblue")))
+    for ax in (ax1, ax2):
+        live.changes(list(ax.spines.values()))  # the frames, over the image and the bars
     ax2.set_xticks(range(T), labels, rotation=90, fontsize=7)
     ax2.set_ylim(0, 1)
-    title = ax2.set_title("", fontsize=9)
+    live.title = live.changes(ax2.set_title(" ", fontsize=9))
     ax2.tick_params(labelsize=7)
-    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.3, top=0.9, wspace=0.25)  # fixed: tight_layout costs ~100 ms
-    return {"fig": fig, "image": image, "row": row, "bars": bars, "title": title}
+    live.figure.subplots_adjust(left=0.11, right=0.98, bottom=0.3, top=0.9, wspace=0.25)  # tight_layout: ~100 ms
+    return live
 
 
 def render_attention(query, temperature, causal, *, scaled_dot_product_attention, causal_mask, cache=None):
@@ -107,14 +109,15 @@ def render_attention(query, temperature, causal, *, scaled_dot_product_attention
                f"(uniform over {T} words: {np.log(T):.2f}); temperature {temperature:.2f}"
                f"{', causal mask' if causal else ''}")
 
-    parts = cached(cache, ("figure", tuple(words)), lambda: _attention_figure(words))
-    parts["image"].set_data(weights)
-    parts["row"].set_y(query - 0.5)
-    for j, bar in enumerate(parts["bars"]):
+    live = kept_figure(cache, lambda: _attention_figure(words))
+    live.new_background(tuple(words))
+    live.image.set_data(weights)
+    live.row.set_y(query - 0.5)
+    for j, bar in enumerate(live.bars):
         bar.set_height(row[j])
         bar.set_color("crimson" if j == top else "steelblue")
-    parts["title"].set_text(f"weights of the query “{words[query]}” (τ = {temperature:.2f})")
-    return parts["fig"], readout
+    live.title.set_text(f"weights of the query “{words[query]}” (τ = {temperature:.2f})")
+    return live, readout
 
 
 def attention_explorer(*, scaled_dot_product_attention, causal_mask):
@@ -134,7 +137,25 @@ def attention_explorer(*, scaled_dot_product_attention, causal_mask):
 
 # ------------------------------------------------------------------------ positional encoding
 
-def render_positional_encoding(T, d, position, *, positional_encoding):
+def _positional_encoding_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(9.5, 3.4)))
+    ax1, ax2 = live.ax1, live.ax2 = live.figure.subplots(1, 2)
+    live.image = ax1.imshow(np.zeros((2, 2)), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    live.row = live.changes(ax1.axhline(0, color="k", lw=0.8, ls="--"))
+    ax1.set_xlabel("feature (even: sin, odd: cos)", fontsize=8)
+    ax1.set_ylabel("position t", fontsize=8)
+    live.similarity, = live.changes(ax2.plot([], [], ".-", ms=3, lw=1))
+    live.column = live.changes(ax2.axvline(0, color="k", lw=0.8, ls="--"))
+    ax2.axhline(0, color="gray", lw=0.5)
+    ax2.set_xlabel("position t", fontsize=8)
+    live.title = live.changes(ax2.set_title(" ", fontsize=9))
+    for ax in (ax1, ax2):
+        ax.tick_params(labelsize=7)
+    live.figure.subplots_adjust(left=0.08, right=0.97, bottom=0.15, top=0.88, wspace=0.3)
+    return live
+
+
+def render_positional_encoding(T, d, position, *, positional_encoding, cache=None):
     PE = np.asarray(positional_encoding(T, d), dtype=float)
     if PE.shape != (T, d):
         raise ValueError(f"positional_encoding({T}, {d}) returned shape {PE.shape}, expected {(T, d)}")
@@ -146,26 +167,24 @@ def render_positional_encoding(T, d, position, *, positional_encoding):
     others = np.delete(np.arange(T), t0)
     least = int(others[np.argmin(similarity[others])]) if len(others) else t0
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4))
-    ax1.imshow(PE, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
-    ax1.axhline(t0, color="k", lw=0.8, ls="--")
-    ax1.set_xlabel("feature (even: sin, odd: cos)", fontsize=8)
-    ax1.set_ylabel("position t", fontsize=8)
-    ax1.set_title(f"PE, T = {T}, d = {d}", fontsize=9)
-    ax2.plot(np.arange(T), similarity, ".-", ms=3, lw=1)
-    ax2.axvline(t0, color="k", lw=0.8, ls="--")
-    ax2.axhline(0, color="gray", lw=0.5)
-    ax2.set_xlabel("position t", fontsize=8)
-    ax2.set_title(f"similarity PE[{t0}] · PE[t]", fontsize=9)
-    for ax in (ax1, ax2):
-        ax.tick_params(labelsize=7)
-    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.15, top=0.88, wspace=0.3)
+    live = kept_figure(cache, _positional_encoding_figure)
+    if live.new_background((T, d, positional_encoding)):  # the encoding itself: a position only moves lines
+        live.image.set_data(PE)
+        live.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
+        live.ax1.set_title(f"PE, T = {T}, d = {d}", fontsize=9)
+        live.ax2.set_xlim(-0.02 * T - 0.5, 1.02 * T - 0.5)
+        spread = max(float(np.abs(G).max()), 1e-9)
+        live.ax2.set_ylim(-1.08 * spread, 1.08 * spread)
+    live.row.set_ydata([t0, t0])
+    live.similarity.set_data(np.arange(T), similarity)
+    live.column.set_xdata([t0, t0])
+    live.title.set_text(f"similarity PE[{t0}] · PE[t]")
     neighbour = (f"PE[{t0}]·PE[{t0 + 1}] = {G[t0, t0 + 1]:.2f}" if t0 + 1 < T
                  else f"PE[{t0}]·PE[{t0 - 1}] = {G[t0, t0 - 1]:.2f}" if t0 > 0 else "no other position")
     readout = (f"T = {T}, d = {d}: ‖PE[{t0}]‖² = {G[t0, t0]:.2f} (d/2 = {d / 2:g}); {neighbour}; "
                f"least similar position {least} ({similarity[least]:.2f}); "
                f"max |PE[t]·PE[t+k] − PE[0]·PE[k]| = {shift_error:.1e}")
-    return fig, readout
+    return live, readout
 
 
 def positional_encoding_explorer(*, positional_encoding):
@@ -200,7 +219,34 @@ def regression_data(n: int = 50, noise: float = 0.5, seed: int = 0):
     return keys, values
 
 
-def render_nadaraya_watson(bandwidth, kernel, *, nadaraya_watson):
+def _nadaraya_watson_figure() -> LiveFigure:
+    keys, values = regression_data()
+    grid = np.linspace(keys[0], keys[-1], 120)
+    live = LiveFigure(Figure(figsize=(9.5, 3.4)))
+    ax1, ax2 = live.figure.subplots(1, 2)
+    ax1.plot(keys, values, "o", ms=3, color="gray", label="samples (keys, values)")
+    ax1.plot(grid, true_function(grid), "k--", lw=1, label="true function")
+    live.estimate, = live.changes(ax1.plot([], [], color="crimson", lw=1.8, label="Nadaraya–Watson"))
+    pad = 0.15 * (values.max() - values.min())
+    ax1.set_xlim(keys[0] - 0.02 * (keys[-1] - keys[0]), keys[-1] + 0.02 * (keys[-1] - keys[0]))
+    ax1.set_ylim(values.min() - pad, values.max() + pad)
+    live.changes(ax1.legend(fontsize=7, loc="lower left"))  # over the estimate
+    ax1.set_xlabel("x", fontsize=8)
+    live.title = live.changes(ax1.set_title(" ", fontsize=9))
+    queries = np.linspace(keys[0], keys[-1], 40)
+    live.weights = live.changes(ax2.imshow(np.zeros((40, len(keys))), cmap="Reds", aspect="auto", origin="lower",
+                                           extent=(keys[0], keys[-1], queries[0], queries[-1]), vmin=0, vmax=1))
+    live.changes(list(ax2.spines.values()))  # the frame, over the image
+    ax2.set_xlabel("key x_i", fontsize=8)
+    ax2.set_ylabel("query x", fontsize=8)
+    ax2.set_title("attention weights", fontsize=9)
+    for ax in (ax1, ax2):
+        ax.tick_params(labelsize=7)
+    live.figure.subplots_adjust(left=0.08, right=0.97, bottom=0.15, top=0.88, wspace=0.3)
+    return live
+
+
+def render_nadaraya_watson(bandwidth, kernel, *, nadaraya_watson, cache=None):
     keys, values = regression_data()
     grid = np.linspace(keys[0], keys[-1], 120)
     estimate = np.asarray(nadaraya_watson(grid, keys, values, bandwidth, kernel), dtype=float)
@@ -211,30 +257,22 @@ def render_nadaraya_watson(bandwidth, kernel, *, nadaraya_watson):
     weights = np.stack([np.asarray(nadaraya_watson(queries, keys, eye[j], bandwidth, kernel), dtype=float)
                         for j in range(len(keys))], axis=1)
 
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9.5, 3.4))
-    ax1.plot(keys, values, "o", ms=3, color="gray", label="samples (keys, values)")
-    ax1.plot(grid, truth, "k--", lw=1, label="true function")
-    ax1.plot(grid, estimate, color="crimson", lw=1.8, label="Nadaraya–Watson")
-    ax1.legend(fontsize=7, loc="lower left")
-    ax1.set_xlabel("x", fontsize=8)
-    ax1.set_title(f"{kernel} kernel, bandwidth {bandwidth:.2f}", fontsize=9)
-    ax2.imshow(weights, cmap="Reds", aspect="auto", origin="lower",
-               extent=(keys[0], keys[-1], queries[0], queries[-1]), vmin=0)
-    ax2.set_xlabel("key x_i", fontsize=8)
-    ax2.set_ylabel("query x", fontsize=8)
-    ax2.set_title("attention weights", fontsize=9)
-    for ax in (ax1, ax2):
-        ax.tick_params(labelsize=7)
-    fig.subplots_adjust(left=0.08, right=0.97, bottom=0.15, top=0.88, wspace=0.3)
+    live = kept_figure(cache, _nadaraya_watson_figure)
+    live.new_background("axes")  # fixed limits: nothing in the background changes
+    live.estimate.set_data(grid, estimate)
+    live.title.set_text(f"{kernel} kernel, bandwidth {bandwidth:.2f}")
+    live.weights.set_data(weights)
+    finite = weights[np.isfinite(weights)]
+    live.weights.set_clim(0, max(float(finite.max()) if finite.size else 1.0, 1e-12))
     if not np.isfinite(estimate).all():
-        return fig, (f"{kernel} kernel, bandwidth {bandwidth:.2f}: the estimate contains nan or inf "
-                     f"(is every row of weights normalised, and the gaussian computed stably?)")
+        return live, (f"{kernel} kernel, bandwidth {bandwidth:.2f}: the estimate contains nan or inf "
+                      f"(is every row of weights normalised, and the gaussian computed stably?)")
     mse = float(np.mean((estimate - truth) ** 2))
     baseline = float(np.mean((values.mean() - truth) ** 2))
     readout = (f"{kernel} kernel, bandwidth {bandwidth:.2f}: MSE {mse:.4f} against the true function "
                f"(the mean of the values scores {baseline:.3f}); largest weight per query on average "
                f"{weights.max(axis=1).mean():.2f}")
-    return fig, readout
+    return live, readout
 
 
 def nadaraya_watson_explorer(*, nadaraya_watson):
@@ -251,19 +289,19 @@ def nadaraya_watson_explorer(*, nadaraya_watson):
 
 # ------------------------------------------------------------- attention maps of a trained model
 
-def _transformer_attention_figure(T):
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(4.6, 3.9), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
-    ax = fig.add_subplot()
-    image = ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1)
+def _transformer_attention_figure(T) -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(4.6, 3.9), dpi=72))
+    ax = live.ax = live.figure.add_subplot()
+    live.image = live.changes(ax.imshow(np.zeros((T, T)), cmap="viridis", vmin=0, vmax=1))
+    live.changes(list(ax.spines.values()))  # the frame, over the image
     ax.set_xticks(range(T), [""] * T, fontsize=7)
     ax.set_yticks(range(T), [""] * T, fontsize=7)
     ax.set_xlabel("key: input digit (position)", fontsize=8)
     ax.set_ylabel("query: (position) predicted digit", fontsize=8)
-    title = ax.set_title("", fontsize=9)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
-    fig.subplots_adjust(left=0.15, right=0.95, bottom=0.14, top=0.9)
-    return {"fig": fig, "ax": ax, "image": image, "title": title}
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    live.figure.colorbar(live.image, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=7)
+    live.figure.subplots_adjust(left=0.15, right=0.95, bottom=0.14, top=0.9)
+    return live
 
 
 def render_transformer_attention(layer, head, example, *, record, scaled_dot_product_attention, cache=None):
@@ -288,12 +326,13 @@ def render_transformer_attention(layer, head, example, *, record, scaled_dot_pro
                f"mirrored position {T - 1} − i: {mirror:.2f}; your weights differ from torch's by at most "
                f"{difference:.1e}")
 
-    parts = cached(cache, ("figure", T), lambda: _transformer_attention_figure(T))
-    parts["image"].set_data(weights)
-    parts["ax"].set_xticklabels([f"{t}\n({j})" for j, t in enumerate(tokens)])
-    parts["ax"].set_yticklabels([f"({i}) {p}" for i, p in enumerate(predicted)])
-    parts["title"].set_text(f"layer {layer + 1}, head {head + 1}")
-    return parts["fig"], readout
+    live = kept_figure(cache, lambda: _transformer_attention_figure(T))
+    if live.new_background((T, example)):  # the tick labels name the example's digits
+        live.ax.set_xticklabels([f"{t}\n({j})" for j, t in enumerate(tokens)])
+        live.ax.set_yticklabels([f"({i}) {p}" for i, p in enumerate(predicted)])
+    live.image.set_data(weights)
+    live.title.set_text(f"layer {layer + 1}, head {head + 1}")
+    return live, readout
 
 
 def transformer_attention_explorer(*, record, scaled_dot_product_attention):
@@ -458,17 +497,17 @@ def _next_distribution(logits, temperature, top_k):
     return e / e.sum()
 
 
-def _char_model_figure(n_bars=15):
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(6.0, 2.2), dpi=72)  # outside pyplot's registry: kept in the cache, redrawn in place
-    ax = fig.add_axes([0.09, 0.2, 0.89, 0.66])
-    bars = ax.bar(np.arange(n_bars), np.zeros(n_bars), color="tab:blue")
+def _char_model_figure(n_bars=15) -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(6.0, 2.2), dpi=72))
+    ax = live.ax = live.figure.add_axes([0.09, 0.2, 0.89, 0.66])
+    live.bars = live.changes(list(ax.bar(np.arange(n_bars), np.zeros(n_bars), color="tab:blue")))
+    live.changes(list(ax.spines.values()))  # the frame, over the bars
     ax.set_xticks(np.arange(n_bars))
     ax.set_ylim(0, 1)
     ax.set_ylabel("probability", fontsize=8)
     ax.tick_params(labelsize=7)
-    title = ax.set_title("", fontsize=9)
-    return {"fig": fig, "ax": ax, "bars": bars, "title": title}
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    return live
 
 
 def render_char_model(temperature, top_k, seed, prompt, *, model, transformer_block, causal_mask, sample_token,
@@ -490,17 +529,17 @@ def render_char_model(temperature, top_k, seed, prompt, *, model, transformer_bl
     text = "".join(chars[i] for i in out)
 
     order = np.argsort(-p, kind="stable")[:15]
-    parts = cached(cache, ("figure",), _char_model_figure)
-    for bar, height in zip(parts["bars"], p[order]):
+    live = kept_figure(cache, _char_model_figure)
+    if live.new_background(tuple(chars[i] for i in order)):  # the tick labels name the likeliest characters
+        live.ax.set_xticklabels([repr(chars[i])[1:-1].replace(" ", "␣") or "␣" for i in order], fontsize=8)
+    for bar, height in zip(live.bars, p[order]):
         bar.set_height(height)
-    parts["ax"].set_xticklabels([repr(chars[i])[1:-1].replace(" ", "␣") or "␣" for i in order], fontsize=8)
-    parts["title"].set_text(f"next character after {prompt!r}: τ = {temperature:.2f}, top-k = {k}")
-    fig = parts["fig"]
+    live.title.set_text(f"next character after {prompt!r}: τ = {temperature:.2f}, top-k = {k}")
     entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum())
     kept = int((p > 0).sum())
     shown = text.replace("\n", " ⏎ ")
     readout = f"{kept} characters kept, entropy {entropy:.2f} nats; generated: {shown}"
-    return fig, readout
+    return live, readout
 
 
 def char_model_explorer(*, model, transformer_block, causal_mask, sample_token):
