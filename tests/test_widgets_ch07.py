@@ -4,7 +4,15 @@ import re
 import numpy as np
 
 from dlcourse.widgets import ch07
-from tests.helpers import assert_each_missing_is_named, build, counting, missing_function_test, move, number
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    build,
+    counting,
+    missing_function_test,
+    move,
+    number,
+)
 
 
 def test_karate_graph_is_fixed():
@@ -123,3 +131,9 @@ def test_wl_refinement(ref):
 
 
 test_wl_refinement_stub = missing_function_test(ch07.wl_refinement_explorer)
+
+
+def test_live_pictures_are_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch07.laplacian_modes_explorer, ref))
+    assert_live_through_every_control(build(ch07.oversmoothing_explorer, ref))
+    assert_live_through_every_control(build(ch07.karate_gcn_explorer, ref), max_full_draws=1)

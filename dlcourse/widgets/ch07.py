@@ -27,11 +27,12 @@ import functools
 import hashlib
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
+from matplotlib.figure import Figure
 
 from .explorer import Explorer, cached, frozen
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "karate_graph", "draw_graph", "train_karate_gcn",
@@ -101,7 +102,23 @@ def draw_graph(ax, A, pos, values, *, cmap="RdBu_r", vmin=None, vmax=None, size=
 
 # ------------------------------------------------------------------ Laplacian eigenvectors
 
-def render_laplacian_modes(index, normalized, *, laplacian):
+def _laplacian_figure() -> LiveFigure:
+    A, _, pos = karate_graph()
+    live = LiveFigure(Figure(figsize=(8.4, 3.6)))
+    ax, ax_spec = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
+    live.ax_spec = ax_spec
+    live.nodes = live.changes(draw_graph(ax, A, pos, np.zeros(len(A)), cmap="RdBu_r", vmin=-1, vmax=1))
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    live.spectrum, = ax_spec.plot([], [], ".", color="0.5")
+    live.dot, = live.changes(ax_spec.plot([], [], "o", color="C3"))
+    ax_spec.set_xlabel("index (low to high frequency)")
+    ax_spec.set_ylabel("eigenvalue $\\lambda$")
+    ax_spec.set_title("spectrum", fontsize=9)
+    live.figure.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    return live
+
+
+def render_laplacian_modes(index, normalized, *, laplacian, cache=None):
     """Eigenvector ``index`` (ascending eigenvalue) of ``laplacian(A, normalized)`` on the karate club."""
     A, _, pos = karate_graph()
     L = np.asarray(laplacian(A.copy(), normalized=bool(normalized)), dtype=float)
@@ -114,20 +131,21 @@ def render_laplacian_modes(index, normalized, *, laplacian):
     u = u * (1.0 if u[k] >= 0 else -1.0)          # a fixed sign: largest entry positive
     i, j = _edges(A)
     crossings = int(np.sum(u[i] * u[j] < -1e-12))
-    fig, (ax, ax_spec) = plt.subplots(1, 2, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1.25, 1]})
+    live = kept_figure(cache, _laplacian_figure)
+    if live.new_background((bool(normalized), laplacian)):  # the spectrum
+        live.spectrum.set_data(np.arange(len(lam)), lam)
+        live.ax_spec.set_xlim(-1.5, len(lam) + 0.5)
+        span = max(float(lam.max() - lam.min()), 1e-9)
+        live.ax_spec.set_ylim(lam.min() - 0.06 * span, lam.max() + 0.06 * span)
     scale = np.abs(u).max() or 1.0
-    draw_graph(ax, A, pos, u, cmap="RdBu_r", vmin=-scale, vmax=scale)
+    live.nodes.set_array(u)
+    live.nodes.set_clim(-scale, scale)
     name = "normalised Laplacian" if normalized else "Laplacian D - A"
-    ax.set_title(f"eigenvector $u_{{{index}}}$ of the {name}", fontsize=9)
-    ax_spec.plot(np.arange(len(lam)), lam, ".", color="0.5")
-    ax_spec.plot([index], [lam[index]], "o", color="C3")
-    ax_spec.set_xlabel("index (low to high frequency)")
-    ax_spec.set_ylabel("eigenvalue $\\lambda$")
-    ax_spec.set_title("spectrum", fontsize=9)
-    fig.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    live.title.set_text(f"eigenvector $u_{{{index}}}$ of the {name}")
+    live.dot.set_data([index], [lam[index]])
     text = (f"eigenvector {index} of {len(lam)}: eigenvalue λ = {lam[index]:.4f}; "
             f"{crossings} of {len(i)} edges join nodes of opposite sign")
-    return fig, text
+    return live, text
 
 
 def laplacian_modes_explorer(*, laplacian):
@@ -184,23 +202,25 @@ def _oversmoothing_curves(normalized_adjacency, dirichlet_energy, propagation, p
     return frames, normalised, raw, scale
 
 
-def _oversmoothing_figure():
-    """The karate club and the energy axes, drawn once; colours and curves are updated in place."""
-    from matplotlib.figure import Figure
-
+def _oversmoothing_figure() -> LiveFigure:
+    """The karate club and the energy axes: node colours, curves and the depth marker change."""
     A, _, pos = karate_graph()
-    fig = Figure(figsize=(8.4, 3.6))  # outside pyplot's registry
-    ax, ax_e = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
-    fig.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
-    nodes = draw_graph(ax, A, pos, np.zeros(len(A)), cmap="RdBu_r", vmin=-1, vmax=1)
+    live = LiveFigure(Figure(figsize=(8.4, 3.6)))
+    ax, ax_e = live.ax, live.ax_e = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
+    live.figure.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    live.nodes = live.changes(draw_graph(ax, A, pos, np.zeros(len(A)), cmap="RdBu_r", vmin=-1, vmax=1))
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
     ks = np.arange(MAX_DEPTH + 1)
-    normalised, = ax_e.semilogy(ks, np.ones(len(ks)), "-", color="C0", label="$E(\\tilde D^{-1/2} X_k)$")
-    raw, = ax_e.semilogy(ks, np.ones(len(ks)), "--", color="C1", label="$E(X_k)$")
-    dot, = ax_e.plot([0], [1], "o", color="C3")
+    ax_e.set_yscale("log")
+    live.normalised, = live.changes(ax_e.plot(ks, np.ones(len(ks)), "-", color="C0",
+                                              label="$E(\\tilde D^{-1/2} X_k)$"))
+    live.raw, = live.changes(ax_e.plot(ks, np.ones(len(ks)), "--", color="C1", label="$E(X_k)$"))
+    live.dot, = live.changes(ax_e.plot([0], [1], "o", color="C3"))
+    ax_e.minorticks_off()
     ax_e.set_xlabel("depth k")
     ax_e.set_title("Dirichlet energy", fontsize=9)
-    ax_e.legend(fontsize=8, loc="lower left")
-    return {"fig": fig, "ax": ax, "ax_e": ax_e, "nodes": nodes, "normalised": normalised, "raw": raw, "dot": dot}
+    live.changes(ax_e.legend(fontsize=8, loc="lower left"))  # over the curves
+    return live
 
 
 def render_oversmoothing(depth, propagation="plain", pairnorm=False, *, normalized_adjacency, dirichlet_energy,
@@ -214,24 +234,25 @@ def render_oversmoothing(depth, propagation="plain", pairnorm=False, *, normaliz
     depth = int(np.clip(depth, 0, MAX_DEPTH))
     signal = frames[depth][:, 0] * scale
     v0 = np.abs(frames[0][:, 0] * scale).max()
-    parts = cached(cache, "oversmoothing figure", _oversmoothing_figure)
-    parts["nodes"].set_array(np.asarray(signal, dtype=float))
-    parts["nodes"].set_clim(-v0, v0)
+    live = kept_figure(cache, _oversmoothing_figure)
+    floor = 1e-300
+    if live.new_background(key):
+        values = np.maximum(np.concatenate([normalised, raw]), floor)
+        live.ax_e.set_ylim(values.min() / 3, values.max() * 3)
+    live.nodes.set_array(np.asarray(signal, dtype=float))
+    live.nodes.set_clim(-v0, v0)
     label = {"plain": "\\hat A^{%d} X" % depth, "residual": "X_{%d}" % depth,
              "initial residual": "X_{%d}" % depth}[propagation]
-    parts["ax"].set_title(f"first feature of $\\tilde D^{{-1/2}} {label}$ ({propagation}"
-                          f"{', PairNorm' if pairnorm else ''})", fontsize=9)
-    floor = 1e-300
+    live.title.set_text(f"first feature of $\\tilde D^{{-1/2}} {label}$ ({propagation}"
+                        f"{', PairNorm' if pairnorm else ''})")
     ks = np.arange(MAX_DEPTH + 1)
-    parts["normalised"].set_data(ks, np.maximum(normalised, floor))
-    parts["raw"].set_data(ks, np.maximum(raw, floor))
-    parts["dot"].set_data([depth], [max(normalised[depth], floor)])
-    values = np.maximum(np.concatenate([normalised, raw]), 1e-300)
-    parts["ax_e"].set_ylim(values.min() / 3, values.max() * 3)
+    live.normalised.set_data(ks, np.maximum(normalised, floor))
+    live.raw.set_data(ks, np.maximum(raw, floor))
+    live.dot.set_data([depth], [max(normalised[depth], floor)])
     text = (f"depth k = {depth}: Dirichlet energy of the degree-normalised features "
             f"{normalised[depth]:.4g} ({normalised[depth] / normalised[0]:.2%} of depth 0); "
             f"raw energy E(X_k) = {raw[depth]:.4g} [{propagation}{', PairNorm' if pairnorm else ''}]")
-    return parts["fig"], text
+    return live, text
 
 
 def oversmoothing_explorer(*, normalized_adjacency, dirichlet_energy):
@@ -403,6 +424,30 @@ def _trained(train_gcn, Ahat, factions, epochs):
     return frozen((probs, np.asarray(history["loss"], dtype=float)))
 
 
+def _karate_gcn_figure(factions) -> LiveFigure:
+    A, _, pos = karate_graph()
+    live = LiveFigure(Figure(figsize=(8.4, 3.6)))
+    ax, ax_c = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.25, 1]})
+    live.ax_c = ax_c
+    draw_graph(ax, A, pos, np.zeros(len(A)), cmap="coolwarm", vmin=0.0, vmax=1.0, markers=factions, outline=LABELLED)
+    live.nodes = live.changes(list(ax.collections[1:]))  # circles (faction 0), squares (faction 1)
+    live.crosses = live.changes(ax.scatter(np.zeros(0), np.zeros(0), marker="x", c="red", s=70 * 0.6,
+                                           linewidths=1.5, zorder=3))
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    live.accuracy, = ax_c.plot([], [], color="C2", label="accuracy (34 nodes)")
+    ax_c.set_ylim(0, 1.05)
+    ax_c.set_xlabel("epoch")
+    live.ax_l = ax_l = ax_c.twinx()
+    ax_l.set_yscale("log")
+    live.loss, = ax_l.plot([], [], color="C0", label="training loss")
+    ax_l.set_ylabel("loss (2 labelled nodes)", fontsize=8)
+    live.epoch = live.changes(ax_c.axvline(0, color="C3", lw=1))
+    handles = [live.accuracy, live.loss]
+    ax_c.legend(handles, [h.get_label() for h in handles], fontsize=8, loc="center right")
+    live.figure.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    return live
+
+
 def render_karate_gcn(epoch, *, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS, cache=None):
     """Predictions of the semi-supervised GCN after ``epoch`` epochs (training cached per Ahat)."""
     A, factions, pos = karate_graph()
@@ -421,24 +466,21 @@ def render_karate_gcn(epoch, *, normalized_adjacency, train_gcn=None, epochs=GCN
     correct_u = int(np.sum(predicted[unlabelled] == factions[unlabelled]))
     accuracies = (probs.argmax(axis=2) == factions[None, :]).mean(axis=1)
 
-    fig, (ax, ax_c) = plt.subplots(1, 2, figsize=(8.4, 3.6), gridspec_kw={"width_ratios": [1.25, 1]})
-    draw_graph(ax, A, pos, p1, cmap="coolwarm", vmin=0.0, vmax=1.0, markers=factions,
-               outline=LABELLED, crosses=wrong)
-    ax.set_title(f"epoch {epoch}: P(administrator's faction)", fontsize=9)
-    ks = np.arange(len(losses))
-    ax_c.plot(ks, accuracies, color="C2", label="accuracy (34 nodes)")
-    ax_c.set_ylim(0, 1.05)
-    ax_c.set_xlabel("epoch")
-    ax_l = ax_c.twinx()
-    ax_l.semilogy(ks, losses, color="C0", label="training loss")
-    ax_l.set_ylabel("loss (2 labelled nodes)", fontsize=8)
-    ax_c.axvline(epoch, color="C3", lw=1)
-    handles = ax_c.get_lines()[:1] + ax_l.get_lines()[:1]
-    ax_c.legend(handles, [h.get_label() for h in handles], fontsize=8, loc="center right")
-    fig.subplots_adjust(left=0.02, right=0.9, bottom=0.14, top=0.9, wspace=0.25)
+    live = kept_figure(cache, lambda: _karate_gcn_figure(factions))
+    if live.new_background(key):  # the training curves
+        ks = np.arange(len(losses))
+        live.accuracy.set_data(ks, accuracies)
+        live.loss.set_data(ks, losses)
+        live.ax_c.set_xlim(-0.02 * len(ks), 1.02 * len(ks))
+        live.ax_l.set_ylim(min(losses) / 1.5, max(losses) * 1.5)
+    for nodes, faction in zip(live.nodes, (0, 1)):
+        nodes.set_array(p1[factions == faction])
+    live.crosses.set_offsets(pos[wrong].reshape(-1, 2))
+    live.title.set_text(f"epoch {epoch}: P(administrator's faction)")
+    live.epoch.set_xdata([epoch, epoch])
     text = (f"epoch {epoch}: accuracy {accuracy:.1%} ({int(np.sum(~wrong))}/{len(A)}); "
             f"unlabelled members {correct_u}/{len(unlabelled)} correct; training loss {losses[epoch]:.4f}")
-    return fig, text
+    return live, text
 
 
 def karate_gcn_explorer(*, normalized_adjacency, train_gcn=None, epochs=GCN_EPOCHS):
