@@ -1,6 +1,6 @@
 """The widgets of ch03_backprop: controls change the readout; unfinished exercises are named."""
 from dlcourse.widgets import ch03
-from tests.helpers import assert_names_missing, build, counting, move, stub
+from tests.helpers import assert_live_through_every_control, assert_names_missing, build, counting, move, stub
 
 
 class _StubValue:
@@ -79,3 +79,9 @@ def test_mode_cost_measures_each_size_once(ref):
     other = counting(ref.jvp)
     _, text = ch03.render_mode_cost(16, jvp=other, Value=ref.Value, cache=explorer.cache)
     assert len(other.calls) == 31 and "forward mode 16 passes" in text
+
+
+def test_live_pictures_are_current_after_every_move(ref):
+    graph = build(ch03.backprop_graph_explorer, ref)
+    assert_live_through_every_control(graph, max_full_draws=1)  # the graph's shape never changes
+    assert_live_through_every_control(build(ch03.mode_cost_explorer, ref))

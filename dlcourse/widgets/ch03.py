@@ -22,8 +22,10 @@ import time
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
-from .explorer import Explorer, cached
+from .explorer import Explorer
+from .picture import LiveFigure, kept_figure
 
 __all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
            "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED",
@@ -97,7 +99,36 @@ def _walk_backward(L, backward_order, current):
         v._backward()
 
 
-def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topological_order):
+def _graph_figure(order, pos, names, named_ids) -> LiveFigure:
+    """The graph's edges and arrows (background) and one text box per node (changing)."""
+    from matplotlib.collections import LineCollection
+
+    live = LiveFigure(Figure(figsize=(10.5, 3.0)))
+    ax = live.figure.subplots()
+    live.figure.subplots_adjust(left=0.005, right=0.995, bottom=0.01, top=0.9)  # tight_layout is slow
+    ax.set_axis_off()
+    segments = []
+    for v in order:  # edges first
+        cx, cy = pos[id(v)]
+        for p in v._prev:
+            px, py = pos[id(p)]
+            segments.append(((px + 0.36, py), (cx - 0.36, cy)))
+    ax.add_collection(LineCollection(segments, colors="0.6", linewidths=0.9))
+    ax.plot([s[1][0] for s in segments], [s[1][1] for s in segments], ">", color="0.55", ms=4)
+    live.boxes = live.changes([ax.text(*pos[id(v)], " ", ha="center", va="center",
+                                       fontsize=8 if id(v) in named_ids else 7,
+                                       bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="0.6", lw=0.8))
+                               for v in order])
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
+    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
+    ax.set_title("forward values (middle line) and adjoints ∂L/∂node (bottom line, ? = not reached yet); "
+                 "orange: current node of the backward pass", fontsize=8.5)
+    return live
+
+
+def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topological_order, cache=None):
     """Draw the worked example's graph after ``step`` named nodes of the backward pass.
 
     Step 0 is the forward pass only; at step k the backward pass has run up to the k-th named node in
@@ -122,22 +153,12 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
     reached = {id(v) for v in backward_order[:done_rank + 1]}
     pos = _layout(order)
 
-    fig, ax = plt.subplots(figsize=(10.5, 3.0))
-    fig.subplots_adjust(left=0.005, right=0.995, bottom=0.01, top=0.9)  # tight_layout is slow
-    ax.set_axis_off()
-    segments = []
-    for v in order:  # edges first
-        cx, cy = pos[id(v)]
-        for p in v._prev:
-            px, py = pos[id(p)]
-            segments.append(((px + 0.36, py), (cx - 0.36, cy)))
-    from matplotlib.collections import LineCollection
-    ax.add_collection(LineCollection(segments, colors="0.6", linewidths=0.9))
-    ax.plot([s[1][0] for s in segments], [s[1][1] for s in segments], ">", color="0.55", ms=4)
-    for v in order:
-        cx, cy = pos[id(v)]
+    names = [label.get(id(v), ("const" if not v._prev else "(temp)", None))[0] for v in order]
+    layout = tuple(pos[id(v)] for v in order)
+    live = kept_figure(cache, lambda: _graph_figure(order, pos, names, set(label)),
+                       key=(Value, topological_order, layout, tuple(names)))
+    for v, name, box in zip(order, names, live.boxes):
         processed = id(v) in reached
-        name = label.get(id(v), ("const" if not v._prev else "(temp)", None))[0]
         grad_text = f"∂L = {_fmt(v.grad)}" if processed else "∂L = ?"
         if v is current:
             face = "#ffb74d"
@@ -147,16 +168,11 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
             face = "#a5d6a7"
         else:
             face = "#bbdefb"
-        ax.text(cx, cy, f"{name}\n{_fmt(v.data)}\n{grad_text}", ha="center", va="center",
-                fontsize=8 if id(v) in label else 7,
-                bbox=dict(boxstyle="round,pad=0.3", fc=face, ec="0.3" if v is current else "0.6",
-                          lw=1.6 if v is current else 0.8))
-    xs = [p[0] for p in pos.values()]
-    ys = [p[1] for p in pos.values()]
-    ax.set_xlim(min(xs) - 0.6, max(xs) + 0.6)
-    ax.set_ylim(min(ys) - 0.6, max(ys) + 0.6)
-    ax.set_title("forward values (middle line) and adjoints ∂L/∂node (bottom line, ? = not reached yet); "
-                 "orange: current node of the backward pass", fontsize=8.5)
+        box.set_text(f"{name}\n{_fmt(v.data)}\n{grad_text}")
+        patch = box.get_bbox_patch()
+        patch.set_facecolor(face)
+        patch.set_edgecolor("0.3" if v is current else "0.6")
+        patch.set_linewidth(1.6 if v is current else 0.8)
 
     leaves = [named[0][0], named[1][0], named[2][0]]
     grads = [_fmt(v.grad) if id(v) in reached else "?" for v in leaves]
@@ -174,7 +190,7 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
     else:
         compare = f"(closed form (1 − σ(z))·[w, x, 1] = [{', '.join(_fmt(g) for g in closed)}])"
     text = f"{head} | [dL/dx, dL/dw, dL/db] = [{', '.join(grads)}] {compare}"
-    return fig, text
+    return live, text
 
 
 def backprop_graph_explorer(*, Value, topological_order):
@@ -277,22 +293,33 @@ def _mode_cost_point(m, jvp, Value):
     return m * per_pass, rev_ops, fwd_ms, 1e3 * best, diff
 
 
-def _mode_cost_figure():
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(9, 3.0))  # outside pyplot's registry: built once per explorer, updated in place
-    ax1, ax2 = fig.subplots(1, 2)
-    fig.subplots_adjust(left=0.08, right=0.985, bottom=0.16, top=0.88, wspace=0.3)  # tight_layout is slow
-    parts = {"fig": fig, "ax1": ax1, "ax2": ax2}
-    parts["fwd_ops"], = ax1.loglog([1], [1], "o-", color="C3", label="forward mode: n passes")
-    parts["rev_ops"], = ax1.loglog([1], [1], "s-", color="C0", label="reverse mode: 1 + 1 passes")
+MAX_N = 96
+
+
+def _mode_cost_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(9, 3.0)))
+    ax1, ax2 = live.ax1, live.ax2 = live.figure.subplots(1, 2)
+    live.figure.subplots_adjust(left=0.08, right=0.985, bottom=0.16, top=0.88, wspace=0.3)  # tight_layout is slow
+    for ax in (ax1, ax2):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(0.8, MAX_N * 1.25 + 0.5)
+    live.fwd_ops, = live.changes(ax1.plot([1], [1], "o-", color="C3", label="forward mode: n passes"))
+    live.rev_ops, = live.changes(ax1.plot([1], [1], "s-", color="C0", label="reverse mode: 1 + 1 passes"))
     ax1.set_xlabel("n (inputs)"), ax1.set_ylabel("elementary operations")
     ax1.legend(fontsize=8, loc="upper left"), ax1.grid(alpha=0.3, which="both")
-    parts["fwd_ms"], = ax2.loglog([1], [1], "o-", color="C3", label="your jvp, n calls")
-    parts["rev_ms"], = ax2.loglog([1], [1], "s-", color="C0", label="your Value.backward()")
+    live.fwd_ms, = live.changes(ax2.plot([1], [1], "o-", color="C3", label="your jvp, n calls"))
+    live.rev_ms, = live.changes(ax2.plot([1], [1], "s-", color="C0", label="your Value.backward()"))
     ax2.set_xlabel("n (inputs)"), ax2.set_ylabel("time (ms)")
     ax2.legend(fontsize=8, loc="upper left"), ax2.grid(alpha=0.3, which="both")
-    fig.suptitle("cost of the full gradient of f(x) = Σ exp(0.1 x_i x_(i+1)) x_i", fontsize=9)
-    return parts
+    live.figure.suptitle("cost of the full gradient of f(x) = Σ exp(0.1 x_i x_(i+1)) x_i", fontsize=9)
+    return live
+
+
+def _decades(values):
+    """Whole decades around ``values`` (log10 of the limits): axes that change only when a curve leaves them."""
+    logs = np.log10(np.maximum(np.asarray(values, dtype=float), 1e-3))
+    return float(np.floor(logs.min())), float(np.ceil(logs.max() + 1e-9))
 
 
 def render_mode_cost(n=16, *, jvp, Value, cache=None):
@@ -306,24 +333,23 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
     fwd_ops, rev_ops, fwd_ms, rev_ms, diffs = (list(column) for column in zip(*points))
     diff = diffs[-1]
 
-    parts = cached(cache, "mode cost figure", _mode_cost_figure)
-    fig = parts["fig"]
-    for key, ys in (("fwd_ops", fwd_ops), ("rev_ops", rev_ops), ("fwd_ms", fwd_ms), ("rev_ms", rev_ms)):
-        parts[key].set_data(sizes, ys)
-    for ax, a, b in ((parts["ax1"], fwd_ops, rev_ops), (parts["ax2"], fwd_ms, rev_ms)):
-        ys = [max(y, 1e-3) for y in a + b]
-        ax.set_xlim(0.8, max(sizes) * 1.25 + 0.5)
-        ax.set_ylim(min(ys) / 1.5, max(ys) * 1.5)
+    live = kept_figure(cache, _mode_cost_figure)
+    limits = (_decades(fwd_ops + rev_ops), _decades(fwd_ms + rev_ms))
+    if live.new_background(limits):
+        for ax, (low, high) in zip((live.ax1, live.ax2), limits):
+            ax.set_ylim(10 ** low / 1.2, 10 ** high * 1.2)
+    for line, ys in ((live.fwd_ops, fwd_ops), (live.rev_ops, rev_ops), (live.fwd_ms, fwd_ms), (live.rev_ms, rev_ms)):
+        line.set_data(sizes, ys)
     text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, "
             f"{fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
             f"reverse mode 2 passes (1 forward + 1 backward), {rev_ops[-1]} operations, {rev_ms[-1]:.1f} ms; "
             f"operation ratio {fwd_ops[-1] / rev_ops[-1]:.1f}; max |forward − reverse gradient| = {diff:.1e}")
-    return fig, text
+    return live, text
 
 
 def mode_cost_explorer(*, jvp, Value):
     """A slider for n; plots operation counts and times of forward- and reverse-mode gradients."""
-    controls = {"n": widgets.IntSlider(16, min=1, max=96, step=1, description="n",
+    controls = {"n": widgets.IntSlider(16, min=1, max=MAX_N, step=1, description="n",
                                        continuous_update=False)}
     return Explorer(render_mode_cost, controls,
                     needs={"Value": Value, "jvp": jvp}, height="300px",

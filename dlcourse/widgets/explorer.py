@@ -167,7 +167,7 @@ class RenderCache:
 
     def __init__(self, maxsize: int = 64):
         self.maxsize, self.store, self.hits, self.misses = maxsize, {}, 0, 0
-        self.figure = None  # the explorer's live figure (picture.kept_figure)
+        self.figure, self.figure_key = None, None  # the explorer's live figure (picture.kept_figure)
 
     def get(self, key, compute):
         try:

@@ -192,12 +192,14 @@ class LiveFigure:
         return _png(rgba[top:bottom, left:right])
 
 
-def kept_figure(cache, build) -> LiveFigure:
-    """The explorer's live figure: ``build()`` the first time (every time when ``cache`` is ``None``)."""
+def kept_figure(cache, build, key=None) -> LiveFigure:
+    """The explorer's live figure: ``build()`` the first time (every time when ``cache`` is ``None``),
+    and again when ``key`` changes (for figures whose very artists depend on it, e.g. one text per
+    node of a graph the student's code built)."""
     if cache is None:
         return build()
-    if cache.figure is None:
-        cache.figure = build()
+    if cache.figure is None or cache.figure_key != key:
+        cache.figure, cache.figure_key = build(), key
     return cache.figure
 
 
