@@ -304,14 +304,15 @@ def _mode_cost_figure() -> LiveFigure:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlim(0.8, MAX_N * 1.25 + 0.5)
+        ax.minorticks_off()
     live.fwd_ops, = live.changes(ax1.plot([1], [1], "o-", color="C3", label="forward mode: n passes"))
     live.rev_ops, = live.changes(ax1.plot([1], [1], "s-", color="C0", label="reverse mode: 1 + 1 passes"))
     ax1.set_xlabel("n (inputs)"), ax1.set_ylabel("elementary operations")
-    ax1.legend(fontsize=8, loc="upper left"), ax1.grid(alpha=0.3, which="both")
+    ax1.legend(fontsize=8, loc="upper left"), ax1.grid(alpha=0.3)
     live.fwd_ms, = live.changes(ax2.plot([1], [1], "o-", color="C3", label="your jvp, n calls"))
     live.rev_ms, = live.changes(ax2.plot([1], [1], "s-", color="C0", label="your Value.backward()"))
     ax2.set_xlabel("n (inputs)"), ax2.set_ylabel("time (ms)")
-    ax2.legend(fontsize=8, loc="upper left"), ax2.grid(alpha=0.3, which="both")
+    ax2.legend(fontsize=8, loc="upper left"), ax2.grid(alpha=0.3)
     live.figure.suptitle("cost of the full gradient of f(x) = Σ exp(0.1 x_i x_(i+1)) x_i", fontsize=9)
     return live
 
@@ -334,7 +335,10 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
     diff = diffs[-1]
 
     live = kept_figure(cache, _mode_cost_figure)
-    limits = (_decades(fwd_ops + rev_ops), _decades(fwd_ms + rev_ms))
+    seen = getattr(live, "limits", ((np.inf, -np.inf), (np.inf, -np.inf)))  # the axes only ever grow
+    limits = tuple((min(a[0], b[0]), max(a[1], b[1]))
+                   for a, b in zip(seen, (_decades(fwd_ops + rev_ops), _decades(fwd_ms + rev_ms))))
+    live.limits = limits
     if live.new_background(limits):
         for ax, (low, high) in zip((live.ax1, live.ax2), limits):
             ax.set_ylim(10 ** low / 1.2, 10 ** high * 1.2)
