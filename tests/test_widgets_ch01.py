@@ -4,7 +4,15 @@ import re
 import numpy as np
 
 from dlcourse.widgets import ch01
-from tests.helpers import assert_each_missing_is_named, build, counting, move, numbers, stub
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    build,
+    counting,
+    move,
+    numbers,
+    stub,
+)
 
 
 def test_stepper_walks_through_the_updates(ref):
@@ -129,3 +137,14 @@ def test_cover_curves_are_cached_per_dimension(ref):
     assert len(cover_count.calls) == calls
     w.controls["n"].value = 10
     assert len(cover_count.calls) == calls and "n = 10" in w.readout.value
+
+
+def test_live_pictures_are_current_after_every_move(ref):
+    stepper = build(ch01.perceptron_steps_explorer, ref)
+    draws = stepper.cache.figure.full_draws
+    for update in (2, 3, 0, 5):
+        move(stepper, update=update)
+    assert stepper.cache.figure.full_draws == draws  # an update moves lines over the kept data and curves
+    assert_live_through_every_control(stepper)
+    assert_live_through_every_control(build(ch01.cover_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch01.adaboost_explorer, ref), max_full_draws=1)

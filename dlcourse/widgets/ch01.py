@@ -12,13 +12,14 @@ readout)`` out) wrapped in an ``Explorer``. None of them contains a solution of 
 from __future__ import annotations
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.ticker import NullLocator
 
 from dlcourse.data import linearly_separable
 
 from .explorer import Explorer, cached, frozen
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_steps_explorer",
@@ -107,55 +108,63 @@ def perceptron_history(perceptron_train, X, y, max_sweeps: int = 256):
     return states, corrected, total
 
 
-def _draw_line(ax, w, b, **style):
-    """The line w.x + b = 0 clipped to the axes, and an arrow along w from its point nearest the data."""
+def _line_through(w, b):
+    """(ends (2, 2), foot) of the line w.x + b = 0, foot its point nearest the data centre; None if w = 0."""
     if not np.any(w):
-        return
+        return None
     centre = STEPPER_SHIFT
-    foot = centre - (w @ centre + b) / (w @ w) * w  # the point of the line nearest to the data centre
+    foot = centre - (w @ centre + b) / (w @ w) * w
     direction = np.array([-w[1], w[0]]) / np.linalg.norm(w)
-    ends = foot + np.outer([-5.0, 5.0], direction)
-    ax.plot(ends[:, 0], ends[:, 1], **style)
-    return foot
+    return foot + np.outer([-5.0, 5.0], direction), foot
 
 
-def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, margin, novikoff_bound, cache=None):
-    """Left: the data, the hyperplane before/after update ``update`` and the corrected point.
-    Right: Novikoff's two lemmas on the augmented data (log-log), with the bound."""
-    X, y, v_star = stepper_data(data_margin, seed)
-    states, corrected, total = cached(cache, ("history", perceptron_train, float(data_margin), int(seed)),
-                                      lambda: perceptron_history(perceptron_train, X, y))
-    Xa = np.c_[X, np.ones(len(X))]
-    R = float(np.max(np.linalg.norm(Xa, axis=1)))
-    gamma = float(margin(Xa, y, v_star, 0.0))
-    bound = float(novikoff_bound(Xa, y, v_star))
+def _set_line(artist, w, b):
+    """Show the line w.x + b = 0 on ``artist`` (hidden when w = 0); its point nearest the data, or None."""
+    line = _line_through(w, b)
+    artist.set_visible(line is not None)
+    if line is None:
+        return None
+    artist.set_data(line[0][:, 0], line[0][:, 1])
+    return line[1]
 
-    t = min(int(update), total)
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.2, 3.9), gridspec_kw={"width_ratios": [1, 1.15]})
-    ax.scatter(*X[y > 0].T, s=22, c=_POS, marker="o", label="+1")
-    ax.scatter(*X[y < 0].T, s=22, c=_NEG, marker="s", label="−1")
-    _draw_line(ax, v_star[:2], v_star[2], color="grey", lw=0.8, ls=":")
-    if t >= 1:
-        w_before, b_before = states[t - 1]
-        w_after, b_after = states[t]
-        position = corrected[t - 1]
-        i, sweep = position % len(y), position // len(y) + 1
-        _draw_line(ax, w_before, b_before, color="k", lw=1, ls="--", alpha=0.5)
-        foot = _draw_line(ax, w_after, b_after, color="k", lw=1.8)
-        if foot is not None:
-            arrow = 0.35 * w_after / np.linalg.norm(w_after)
-            ax.annotate("", xy=foot + arrow, xytext=foot,
-                        arrowprops=dict(arrowstyle="->", color="k", lw=1.2))
-        ax.scatter(*X[i], s=160, facecolors="none", edgecolors="tab:red", linewidths=2,
-                   label="corrected")
-        title = f"update {t}: point {i}, sweep {sweep}"
-    else:
-        title = "start: w = 0, b = 0"
-    ax.set(xlim=_XLIM, ylim=_YLIM, aspect="equal", title=title)
-    ax.title.set_size(10)
+
+def _perceptron_steps_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(9.2, 3.9)))
+    ax, ax2 = live.ax, live.ax2 = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
+    live.positive = ax.scatter(np.zeros(0), np.zeros(0), s=22, c=_POS, marker="o", label="+1")
+    live.negative = ax.scatter(np.zeros(0), np.zeros(0), s=22, c=_NEG, marker="s", label="−1")
+    live.planted, = ax.plot([], [], color="grey", lw=0.8, ls=":")
+    live.before, = live.changes(ax.plot([], [], color="k", lw=1, ls="--", alpha=0.5))
+    live.after, = live.changes(ax.plot([], [], color="k", lw=1.8))
+    live.arrow = live.changes(ax.annotate("", xy=(0, 0), xytext=(0, 0),
+                                          arrowprops=dict(arrowstyle="->", color="k", lw=1.2)))
+    live.corrected = live.changes(ax.scatter(np.zeros(0), np.zeros(0), s=160, facecolors="none",
+                                             edgecolors="tab:red", linewidths=2, label="corrected"))
+    ax.set(xlim=_XLIM, ylim=_YLIM, aspect="equal")
+    live.title = live.changes(ax.set_title(" ", fontsize=10))
     ax.tick_params(labelsize=8)
-    ax.legend(loc="upper left", fontsize=7, framealpha=0.8)
+    live.changes(ax.legend(loc="upper left", fontsize=7, framealpha=0.8))  # over the lines
+    live.lemma1, = ax2.plot([], [], color="tab:green", lw=1, label="k γ  (Lemma 1)")
+    live.lemma2, = ax2.plot([], [], color="tab:purple", lw=1, label="√k R  (Lemma 2)")
+    live.along, = ax2.plot([], [], "o", ms=3, color="tab:green", label="w_k · w*")
+    live.length, = ax2.plot([], [], "s", ms=3, color="tab:purple", label="‖w_k‖")
+    live.bound = ax2.axvline(1, color="tab:red", ls="--", lw=1, label="bound (R/γ)²")
+    live.now = live.changes(ax2.axvline(1, color="k", lw=0.6, alpha=0.5))
+    ax2.set(xscale="log", yscale="log", xlabel="updates k")
+    for axis in (ax2.xaxis, ax2.yaxis):
+        axis.set_minor_locator(NullLocator())  # minor log ticks are slow to lay out and add nothing here
+    ax2.set_title("Novikoff on the augmented data (x, 1)", fontsize=10)
+    ax2.tick_params(labelsize=8)
+    live.legend2 = ax2.legend(loc="upper left", fontsize=7, framealpha=0.8)
+    live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.13, top=0.92, wspace=0.18)  # tight_layout: slow
+    return live
 
+
+def _perceptron_background(live, X, y, v_star, states, total, R, gamma, bound):
+    """The data, the planted separator and Novikoff's curves for one data set."""
+    live.positive.set_offsets(X[y > 0])
+    live.negative.set_offsets(X[y < 0])
+    _set_line(live.planted, v_star[:2], v_star[2])
     # Novikoff's lemmas in augmented coordinates: k gamma <= w_k . w* <= ||w_k|| <= sqrt(k) R
     unit = v_star / np.linalg.norm(v_star)
     ks = np.arange(1, total + 1)
@@ -163,29 +172,61 @@ def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, marg
     length = np.array([np.linalg.norm(np.r_[w, b]) for w, b in states[1:]])
     k_max = max(2.0 * total, 1.5 * bound if np.isfinite(bound) else 2.0 * total, 10.0)
     grid = np.geomspace(1, k_max, 100)
-    if gamma > 0:
-        ax2.plot(grid, grid * gamma, color="tab:green", lw=1, label="k γ  (Lemma 1)")
-    ax2.plot(grid, np.sqrt(grid) * R, color="tab:purple", lw=1, label="√k R  (Lemma 2)")
-    ax2.plot(ks, np.maximum(along, 1e-3), "o", ms=3, color="tab:green", label="w_k · w*")
-    ax2.plot(ks, length, "s", ms=3, color="tab:purple", label="‖w_k‖")
-    if np.isfinite(bound):
-        ax2.axvline(bound, color="tab:red", ls="--", lw=1, label=f"bound (R/γ)² = {bound:.0f}")
+    live.lemma1.set_visible(gamma > 0)
+    live.lemma1.set_data(grid, grid * max(gamma, 1e-12))
+    live.lemma2.set_data(grid, np.sqrt(grid) * R)
+    live.along.set_data(ks, np.maximum(along, 1e-3))
+    live.length.set_data(ks, length)
+    live.bound.set_visible(bool(np.isfinite(bound)))
+    live.bound.set_xdata([bound, bound] if np.isfinite(bound) else [1, 1])
+    live.legend2.get_texts()[4].set_text(f"bound (R/γ)² = {bound:.0f}" if np.isfinite(bound) else "bound (R/γ)²")
+    live.ax2.set_xlim(0.8, k_max)
+    values = np.concatenate([np.sqrt(grid) * R, np.maximum(along, 1e-3), length,
+                             grid * gamma if gamma > 0 else []])
+    values = values[np.isfinite(values) & (values > 0)]
+    live.ax2.set_ylim(values.min() / 1.5, values.max() * 1.5)
+
+
+def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, margin, novikoff_bound, cache=None):
+    """Left: the data, the hyperplane before/after update ``update`` and the corrected point.
+    Right: Novikoff's two lemmas on the augmented data (log-log), with the bound."""
+    X, y, v_star = stepper_data(data_margin, seed)
+    key = ("history", perceptron_train, float(data_margin), int(seed))
+    states, corrected, total = cached(cache, key, lambda: perceptron_history(perceptron_train, X, y))
+    Xa = np.c_[X, np.ones(len(X))]
+    R = float(np.max(np.linalg.norm(Xa, axis=1)))
+    gamma = float(margin(Xa, y, v_star, 0.0))
+    bound = float(novikoff_bound(Xa, y, v_star))
+
+    t = min(int(update), total)
+    live = kept_figure(cache, _perceptron_steps_figure)
+    if live.new_background(key + (margin, novikoff_bound)):
+        _perceptron_background(live, X, y, v_star, states, total, R, gamma, bound)
+    for artist in (live.before, live.after, live.arrow, live.corrected, live.now):
+        artist.set_visible(t >= 1)
     if t >= 1:
-        ax2.axvline(t, color="k", lw=0.6, alpha=0.5)
-    ax2.set(xscale="log", yscale="log", xlabel="updates k", xlim=(0.8, k_max))
-    for axis in (ax2.xaxis, ax2.yaxis):
-        axis.set_minor_locator(NullLocator())  # minor log ticks are slow to lay out and add nothing here
-    ax2.set_title("Novikoff on the augmented data (x, 1)", fontsize=10)
-    ax2.tick_params(labelsize=8)
-    ax2.legend(loc="upper left", fontsize=7, framealpha=0.8)
-    fig.subplots_adjust(left=0.06, right=0.98, bottom=0.13, top=0.92, wspace=0.18)  # fixed: tight_layout is slow
+        w_before, b_before = states[t - 1]
+        w_after, b_after = states[t]
+        position = corrected[t - 1]
+        i, sweep = position % len(y), position // len(y) + 1
+        _set_line(live.before, w_before, b_before)
+        foot = _set_line(live.after, w_after, b_after)
+        live.arrow.set_visible(foot is not None)
+        if foot is not None:
+            live.arrow.xy = tuple(foot + 0.35 * w_after / np.linalg.norm(w_after))
+            live.arrow.set_position(tuple(foot))
+        live.corrected.set_offsets(X[i][None])
+        live.now.set_xdata([t, t])
+        live.title.set_text(f"update {t}: point {i}, sweep {sweep}")
+    else:
+        live.title.set_text("start: w = 0, b = 0")
 
     step = f"update {t} of {total}" if t >= 1 else f"before the first of {total} updates"
     if t >= 1:
         step += f" (point {i}, label {y[i]:+.0f}, sweep {sweep})"
     readout = (f"{step} · total updates {total} ≤ Novikoff bound {bound:.1f} "
                f"(R = {R:.3f}, γ = {gamma:.4f} for the planted separator on the augmented data)")
-    return fig, readout
+    return live, readout
 
 
 def perceptron_steps_explorer(*, perceptron_train, margin, novikoff_bound):
@@ -216,33 +257,43 @@ def _fractions(cover_count, n):
     return frozen((ratio, frac))
 
 
+def _cover_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(6.4, 3.5)))
+    ax = live.figure.subplots()
+    live.figure.subplots_adjust(left=0.11, right=0.98, bottom=0.14, top=0.92)  # fixed: tight_layout is slow
+    live.others = live.changes([ax.plot([], [], lw=1, alpha=0.6, color=f"C{k}", marker="." if m <= 2 else "None",
+                                        label=f"n = {m}")[0] for k, m in enumerate(COVER_DIMENSIONS)])
+    live.chosen, = live.changes(ax.plot([], [], color="k", lw=2.2, label="n of the slider"))
+    live.changes([ax.axvline(2, color="tab:red", ls="--", lw=1), ax.axhline(0.5, color="grey", lw=0.6)])  # over
+    ax.set(xlim=(0, COVER_RATIO), ylim=(-0.03, 1.03))
+    ax.set_xlabel("s / n  (points per dimension)", fontsize=8)
+    ax.set_ylabel("fraction separable  C(s, n) / 2^s", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_title("Cover: the capacity of a linear unit is 2n points", fontsize=10)
+    ax.legend(loc="lower left", fontsize=8)  # background: the curves fall to 0 only right of s = 2n
+    return live
+
+
 def render_cover(n, *, cover_count, cache=None):
     """C(s, n) / 2**s against s / n for a few dimensions and for ``n``; the transition at s = 2n.
 
     With a ``RenderCache`` each dimension's curve is computed once per ``cover_count``."""
     n = int(n)
     curve = lambda m: cached(cache, ("cover", int(m), cover_count), lambda: _fractions(cover_count, m))  # noqa: E731
-    fig, ax = plt.subplots(figsize=(6.4, 3.5))
-    fig.subplots_adjust(left=0.11, right=0.98, bottom=0.14, top=0.92)  # fixed: tight_layout is slow
-    for m in COVER_DIMENSIONS:
+    live = kept_figure(cache, _cover_figure)
+    live.new_background("axes")  # fixed limits: nothing in the background changes
+    for m, line in zip(COVER_DIMENSIONS, live.others):
+        line.set_visible(m != n)
         if m != n:
-            ratio, frac = curve(m)
-            ax.plot(ratio, frac, lw=1, alpha=0.6, label=f"n = {m}", marker="." if m <= 2 else None)
+            line.set_data(*curve(m))
     ratio, frac = curve(n)
-    ax.plot(ratio, frac, color="k", lw=2.2, label=f"n = {n}", marker="." if n <= 2 else None)
-    ax.axvline(2, color="tab:red", ls="--", lw=1)
-    ax.axhline(0.5, color="grey", lw=0.6)
-    ax.set(xlim=(0, COVER_RATIO), ylim=(-0.03, 1.03))
-    ax.set_xlabel("s / n  (points per dimension)", fontsize=8)
-    ax.set_ylabel("fraction separable  C(s, n) / 2^s", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.set_title("Cover: the capacity of a linear unit is 2n points", fontsize=10)
-    ax.legend(loc="lower left", fontsize=8)
+    live.chosen.set_data(ratio, frac)
+    live.chosen.set_marker("." if n <= 2 else "None")
 
     at_n, at_2n, at_4n = (frac[k * n - 1] for k in (1, 2, 4))
     readout = (f"n = {n}: fraction C(s, n) / 2^s = {at_n:.4f} at s = n, {at_2n:.4f} at s = 2n, "
                f"{at_4n:.4g} at s = 4n")
-    return fig, readout
+    return live, readout
 
 
 def cover_explorer(*, cover_count):
@@ -332,14 +383,14 @@ def _boosting_curves(adaboost_step):
     return frozen(out)
 
 
-def _adaboost_figure(c):
-    """The AdaBoost figure, built once per student function; renders update its artists in place."""
+def _adaboost_figure(c) -> LiveFigure:
+    """The AdaBoost figure, built once per student function; renders update its changing artists."""
     from matplotlib.colors import ListedColormap
-    from matplotlib.figure import Figure
 
     x, y = boosting_data()
     n = len(x)
-    fig = Figure(figsize=(9.6, 3.2))  # outside pyplot's registry: kept in the widget's cache
+    live = LiveFigure(Figure(figsize=(9.6, 3.2)))
+    fig = live.figure
     ax = fig.add_axes([0.04, 0.3, 0.54, 0.6])
     ax2 = fig.add_axes([0.66, 0.3, 0.325, 0.6])
     shade = ax.imshow(np.zeros((1, len(_BOOST_GRID))), extent=(_BOOST_GRID[0], _BOOST_GRID[-1], -1.25, 1.25),
@@ -350,7 +401,9 @@ def _adaboost_figure(c):
     pos = ax.scatter(x[y > 0], y[y > 0], s=30, c=_POS, marker="o", alpha=0.8, label="label +1")
     neg = ax.scatter(x[y < 0], y[y < 0], s=30, c=_NEG, marker="s", alpha=0.8, label="label −1")
     stump = ax.axvline(0.5, color="tab:red", ls="--", lw=1, label="stump of this round")
-    ax.axhline(0, color="grey", lw=0.5)
+    live.shade, live.vote, live.pos, live.neg, live.stump = live.changes([shade, vote, pos, neg, stump])
+    live.changes([ax.axhline(0, color="grey", lw=0.5)] + list(ax.spines.values()))  # over the shade
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
     ax.set(xlim=(-0.02, 1.02), ylim=(-1.25, 1.25))
     ax.set_xlabel("x", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -361,15 +414,14 @@ def _adaboost_figure(c):
     ax2.semilogy(ts, np.maximum(c["errors"] / n, floor), "o-", ms=2.5, lw=1, color="k", label="training error")
     ax2.semilogy(ts, c["prod_Z"], color="tab:red", lw=1.2, label="∏ Z_t")
     ax2.semilogy(ts, c["exp_bound"], color="tab:red", ls=":", lw=1, label="exp(−2 Σ (½ − ε_t)²)")
-    now = ax2.axvline(1, color="grey", lw=0.6)
+    live.now = live.changes(ax2.axvline(1, color="grey", lw=0.6))
     ax2.set_ylim(floor / 1.5, 1.2)
     ax2.set_xlabel("round t  (error 0 drawn at the bottom)", fontsize=8)
     ax2.tick_params(labelsize=7)
     ax2.yaxis.set_minor_locator(NullLocator())
     ax2.set_title("training error ≤ ∏ Z_t ≤ exp bound", fontsize=9)
     ax2.legend(loc="lower left", fontsize=7, frameon=False)
-    return {"fig": fig, "ax": ax, "shade": shade, "vote": vote, "pos": pos, "neg": neg, "stump": stump,
-            "now": now}
+    return live
 
 
 def render_adaboost(rounds, *, adaboost_step, cache=None):
@@ -381,7 +433,7 @@ def render_adaboost(rounds, *, adaboost_step, cache=None):
     and the figure is built once, then updated in place."""
     x, y = boosting_data()
     c = cached(cache, ("boosting", adaboost_step), lambda: _boosting_curves(adaboost_step))
-    parts = cached(cache, ("figure", adaboost_step), lambda: _adaboost_figure(c))
+    live = kept_figure(cache, lambda: _adaboost_figure(c), key=adaboost_step)  # its curves are the function's
     t = int(rounds)
     threshold, sign, alpha, eps, Z = c["stumps"][t - 1]
     weights = c["history"][t - 1]
@@ -390,14 +442,15 @@ def render_adaboost(rounds, *, adaboost_step, cache=None):
     single = c["single"]
     n = len(x)
 
-    parts["shade"].set_data((F_grid > 0).astype(float)[None, :])
-    parts["vote"].set_ydata(F_grid)
+    live.new_background(adaboost_step)
+    live.shade.set_data((F_grid > 0).astype(float)[None, :])
+    live.vote.set_ydata(F_grid)
     sizes = 30 + 1500 * weights
-    parts["pos"].set_sizes(sizes[y > 0])
-    parts["neg"].set_sizes(sizes[y < 0])
-    parts["stump"].set_xdata([threshold, threshold])
-    parts["now"].set_xdata([t, t])
-    parts["ax"].set_title(f"AdaBoost after {t} rounds: {errors}/{n} training errors", fontsize=9)
+    live.pos.set_sizes(sizes[y > 0])
+    live.neg.set_sizes(sizes[y < 0])
+    live.stump.set_xdata([threshold, threshold])
+    live.now.set_xdata([t, t])
+    live.title.set_text(f"AdaBoost after {t} rounds: {errors}/{n} training errors")
 
     side = ">" if sign > 0 else "≤"
     readout = (f"round {t}: stump +1 where x {side} {threshold:.3f}, weighted error ε = {eps:.3f}, "
@@ -405,7 +458,7 @@ def render_adaboost(rounds, *, adaboost_step, cache=None):
                f"= {errors / n:.3f} ≤ ∏Z_t = {c['prod_Z'][t - 1]:.3f} "
                f"≤ exp(−2Σ(½−ε_t)²) = {c['exp_bound'][t - 1]:.3f} "
                f"(best single stump: {single}/{n})")
-    return parts["fig"], readout
+    return live, readout
 
 
 def adaboost_explorer(*, adaboost_step):
