@@ -3,7 +3,15 @@ import numpy as np
 
 from dlcourse.widgets import RenderCache, ch02
 from dlcourse.widgets.picture import figure_of
-from tests.helpers import assert_each_missing_is_named, assert_picture_is_current, build, counting, move, number
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    assert_picture_is_current,
+    build,
+    counting,
+    move,
+    number,
+)
 
 
 def test_interpolant_explorer_width_changes_sup_error(ref):
@@ -129,7 +137,7 @@ def test_regions_revisited_settings_are_served_from_cache(ref):
     assert len(activation_patterns.calls) == 2 and explorer.readout.value != first
     explorer.controls["seed"].value = 0
     assert len(activation_patterns.calls) == 2 and explorer.readout.value == first
-    assert explorer.cache.hits == 3  # the picture once, the in-place figure twice
+    assert explorer.cache.hits == 1 and explorer.cache.figure.full_draws == 1  # the picture; one figure, drawn once
     # the student's function sees the whole grid
     assert activation_patterns.calls[0][2].shape[0] == ch02.REGIONS_RESOLUTION ** 2
     other = counting(ref.activation_patterns)  # a re-run exercise cell: computed afresh
@@ -162,3 +170,8 @@ def test_interpolant_picture_is_current_after_every_move(ref):
         move(explorer, **values)
         assert_picture_is_current(explorer)
     assert explorer.cache.figure.full_draws == 2  # the first target and "|x|": the other moves redraw no background
+
+
+def test_regions_and_sawtooth_pictures_are_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch02.regions_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch02.sawtooth_explorer, ref), max_full_draws=1)

@@ -230,18 +230,19 @@ def _regions_picture(layers, units, depth, seed, activation_patterns, resolution
     return count, frozen(image)
 
 
-def _regions_figure(box):
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(4.2, 3.6))  # outside pyplot's registry: kept in the cache, redrawn in place
-    ax = fig.add_axes([0.08, 0.07, 0.89, 0.86])
-    image = ax.imshow(np.zeros((2, 2, 3), dtype=np.uint8), origin="lower", extent=(-box, box, -box, box),
-                      interpolation="nearest")
-    lines, = ax.plot([], [], color="black", lw=0.6)
+def _regions_figure(box) -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(4.2, 3.6)))
+    ax = live.figure.add_axes([0.08, 0.07, 0.89, 0.86])
+    live.image = live.changes(ax.imshow(np.zeros((2, 2, 3), dtype=np.uint8), origin="lower",
+                                        extent=(-box, box, -box, box), interpolation="nearest"))
+    live.lines, = live.changes(ax.plot([], [], color="black", lw=0.6))
+    live.changes(list(ax.spines.values()))  # the frame, over the picture
     ax.set_xlim(-box, box)
     ax.set_ylim(-box, box)
     ax.set_aspect("equal")
     ax.tick_params(labelsize=7)
-    return {"fig": fig, "ax": ax, "image": image, "lines": lines}
+    live.title = live.changes(ax.set_title(" ", fontsize=8))
+    return live
 
 
 def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_bound,
@@ -257,8 +258,9 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
     one_layer = int(zaslavsky_bound(units, 2))
     all_units = int(zaslavsky_bound(units * depth, 2))
 
-    parts = cached(cache, ("figure", box), lambda: _regions_figure(box))
-    parts["image"].set_data(image)
+    live = kept_figure(cache, lambda: _regions_figure(box), key=box)
+    live.new_background(box)
+    live.image.set_data(image)
     W, b = layers[0]
     lx, ly = [], []
     g = np.array([-box, box])
@@ -270,9 +272,8 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
         else:
             lx += [-(b[j] + w2 * g) / w1, [np.nan]]
             ly += [g, [np.nan]]
-    parts["lines"].set_data(np.concatenate(lx), np.concatenate(ly))
-    parts["ax"].set_title(f"{depth} layer(s) × {units} units: {count} regions seen (black: layer-1 lines)",
-                          fontsize=8)
+    live.lines.set_data(np.concatenate(lx), np.concatenate(ly))
+    live.title.set_text(f"{depth} layer(s) × {units} units: {count} regions seen (black: layer-1 lines)")
 
     readout = (f"{count} activation regions seen in [-{box:g}, {box:g}]² "
                f"(depth {depth} × {units} units, seed {seed}). "
@@ -285,7 +286,7 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
                     f"networks (Hanin & Rolnick 2019) predicts")
     else:
         readout += " (a depth-1 count can never exceed it; the window or grid may miss a few)"
-    return parts["fig"], readout
+    return live, readout
 
 
 def regions_explorer(*, activation_patterns, zaslavsky_bound):
@@ -386,28 +387,32 @@ def _sawtooth_data(depth, sawtooth_network, deep_forward, relu_interpolant, coun
     return frozen(out)
 
 
-def _sawtooth_figure():
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(9.0, 3.0))  # outside pyplot's registry: kept in the cache, redrawn in place
+def _sawtooth_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(9.0, 3.0)))
+    fig = live.figure
     ax = fig.add_axes([0.045, 0.15, 0.5, 0.74])
     ax_err = fig.add_axes([0.63, 0.15, 0.355, 0.74])
-    deep, = ax.plot([], [], color="tab:blue", lw=1.3, label="deep: your sawtooth_network")
-    fit, = ax.plot([], [], color="tab:orange", lw=1.2, ls="--", label="best shallow fit found")
+    live.deep, = live.changes(ax.plot([], [], color="tab:blue", lw=1.3, label="deep: your sawtooth_network"))
+    live.fit, = live.changes(ax.plot([], [], color="tab:orange", lw=1.2, ls="--", label="best shallow fit found"))
     ax.set(xlim=(0, 1), ylim=(-0.1, 1.35))
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, loc="upper center", ncol=2)
-    curve, = ax_err.loglog([], [], ".-", color="tab:orange", lw=1, ms=4, label="best fit found (L¹ error)")
-    bound, = ax_err.loglog([], [], color="k", lw=1, label="lower bound, every width-m net")
-    marker, = ax_err.loglog([], [], "o", color="tab:red", ms=6)
-    pieces_line = ax_err.axvline(8, color="tab:blue", ls=":", lw=1, label="m = 2^L")
+    ax.legend(fontsize=7, loc="upper center", ncol=2)  # background: above the curves (they stay below 1)
+    live.title = live.changes(ax.set_title(" ", fontsize=9))
+    ax_err.set_xscale("log")
+    ax_err.set_yscale("log")
+    live.curve, = live.changes(ax_err.plot([], [], ".-", color="tab:orange", lw=1, ms=4,
+                                           label="best fit found (L¹ error)"))
+    live.bound, = live.changes(ax_err.plot([], [], color="k", lw=1, label="lower bound, every width-m net"))
+    live.marker, = live.changes(ax_err.plot([], [], "o", color="tab:red", ms=6))
+    live.pieces_line = live.changes(ax_err.axvline(8, color="tab:blue", ls=":", lw=1, label="m = 2^L"))
     ax_err.set_xlim(0.8, MAX_SHALLOW_WIDTH * 1.25)
     ax_err.set_ylim(1e-3, 0.4)
+    ax_err.minorticks_off()
     ax_err.set_xlabel("shallow width m (units)", fontsize=8)
     ax_err.tick_params(labelsize=7)
     ax_err.set_title("∫|f − τ^L| of one hidden layer vs m", fontsize=9)
-    ax_err.legend(fontsize=6.5, loc="lower left")
-    return {"fig": fig, "ax": ax, "deep": deep, "fit": fit, "curve": curve, "bound": bound, "marker": marker,
-            "pieces_line": pieces_line}
+    live.changes(ax_err.legend(fontsize=6.5, loc="lower left"))  # over the curves
+    return live
 
 
 def render_sawtooth(depth=3, width=4, *, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces,
@@ -421,18 +426,19 @@ def render_sawtooth(depth=3, width=4, *, sawtooth_network, deep_forward, relu_in
                lambda: _sawtooth_data(depth, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces))
     fit, err = cached(cache, ("fit", depth, width) + needs, lambda: best_shallow_fit(depth, width, d["deep"]))
     lower = telgarsky_l1_bound(depth, width)
-    parts = cached(cache, ("figure",), _sawtooth_figure)
+    live = kept_figure(cache, _sawtooth_figure)
+    live.new_background("axes")  # fixed limits: nothing in the background changes
 
-    parts["deep"].set_data(d["x"], d["deep"])
-    parts["fit"].set_data(d["x"], fit)
-    parts["ax"].set_title(f"τ composed {depth}× = {d['layers'] - 1} hidden layers, {d['units']} units: "
-                          f"{d['pieces']} pieces; shallow fit, {width} units", fontsize=9)
+    live.deep.set_data(d["x"], d["deep"])
+    live.fit.set_data(d["x"], fit)
+    live.title.set_text(f"τ composed {depth}× = {d['layers'] - 1} hidden layers, {d['units']} units: "
+                        f"{d['pieces']} pieces; shallow fit, {width} units")
     positive = d["errors"] > 1e-12
-    parts["curve"].set_data(d["widths"][positive], d["errors"][positive])
+    live.curve.set_data(d["widths"][positive], d["errors"][positive])
     shown = d["bounds"] > 0
-    parts["bound"].set_data(d["widths"][shown], d["bounds"][shown])
-    parts["marker"].set_data([width], [max(err, 1.1e-3)])
-    parts["pieces_line"].set_xdata([2 ** depth, 2 ** depth])
+    live.bound.set_data(d["widths"][shown], d["bounds"][shown])
+    live.marker.set_data([width], [max(err, 1.1e-3)])
+    live.pieces_line.set_xdata([2 ** depth, 2 ** depth])
 
     if err < 1e-9:
         verdict = f"exact (m ≥ 2^{depth} units represent it)"
@@ -444,7 +450,7 @@ def render_sawtooth(depth=3, width=4, *, sawtooth_network, deep_forward, relu_in
     readout = (f"depth {depth}: your deep network has {d['layers'] - 1} hidden layers, {d['units']} units and "
                f"{d['pieces']} pieces (count_linear_pieces; 2^{depth} = {2 ** depth}) · "
                f"best one-hidden-layer fit with m = {width} units: {verdict}")
-    return parts["fig"], readout
+    return live, readout
 
 
 def sawtooth_explorer(*, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces):
