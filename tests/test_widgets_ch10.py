@@ -4,6 +4,7 @@ import statistics
 from dlcourse.widgets import ch10
 from tests.helpers import (
     assert_each_missing_is_named,
+    assert_live_through_every_control,
     assert_names_missing,
     build,
     counting,
@@ -130,3 +131,8 @@ def _median_update_ms(ex):
 def test_renders_under_100_ms_median(ref):
     assert _median_update_ms(build(ch10.momentum_explorer, ref)) < 100
     assert _median_update_ms(build(ch10.noise_floor_explorer, ref)) < 100
+
+
+def test_live_pictures_are_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch10.momentum_explorer, ref))
+    assert_live_through_every_control(build(ch10.noise_floor_explorer, ref), max_full_draws=1)

@@ -15,9 +15,11 @@ import functools
 
 import ipywidgets as widgets
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from .explorer import Explorer, cached, frozen
+from .picture import LiveFigure, kept_figure
 
 
 def _plain_log_axis(axis, ticks):
@@ -84,36 +86,36 @@ def _runs(kappa, lr, beta, steps, polyak, gradient_descent, heavy_ball, nesterov
     return frozen(paths), (float(hb_lr), float(hb_beta))
 
 
-def _momentum_figure():
-    """The figure, built once per explorer (outside pyplot's registry); renders update its artists."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(8.4, 3.4))
+def _momentum_figure() -> LiveFigure:
+    """The figure, built once per explorer: trajectories (left), relative suboptimality (right)."""
+    live = LiveFigure(Figure(figsize=(8.4, 3.4)))
+    fig = live.figure
     a1 = fig.add_axes([0.04, 0.13, 0.36, 0.77])
-    a2 = fig.add_axes([0.49, 0.13, 0.49, 0.77])
-    parts = {"fig": fig, "a1": a1, "a2": a2}
-    parts["levels"], = a1.plot([], [], color="lightgray", lw=0.7)
+    a2 = live.a2 = fig.add_axes([0.49, 0.13, 0.49, 0.77])
+    live.levels, = live.changes(a1.plot([], [], color="lightgray", lw=0.7))
+    live.paths, live.gaps = {}, {}
     for name, color in _COLORS.items():
-        parts["path", name], = a1.plot([], [], "-o", color=color, ms=1.8, lw=1.0, label=name)
-        parts["gap", name], = a2.semilogy([1], [1], color=color, lw=1.3, label=name)
-    parts["bound"], = a2.semilogy([1], [1], "k--", lw=1.0, label="pl_rate_bound (lr = 1/L)")
+        live.paths[name], = live.changes(a1.plot([], [], "-o", color=color, ms=1.8, lw=1.0, label=name))
+        live.gaps[name], = live.changes(a2.plot([1], [1], color=color, lw=1.3, label=name))
+    a2.set_yscale("log")
+    live.bound, = live.changes(a2.plot([1], [1], "k--", lw=1.0, label="pl_rate_bound (lr = 1/L)"))
     _, theta0 = quadratic(1.0)
-    a1.plot(*theta0, "ks", ms=4)
-    a1.plot(0, 0, "k*", ms=8)
+    live.changes([a1.plot(*theta0, "ks", ms=4)[0], a1.plot(0, 0, "k*", ms=8)[0]])  # over the paths
     r = 1.3 * np.abs(theta0).max()
     a1.set_xlim(-r, r)
     a1.set_ylim(-r, r)
     a1.set_aspect("equal")
     a1.set_xticks([])
     a1.set_yticks([])  # coordinates carry no meaning here, and tick labels are the slow part of a redraw
+    live.title = live.changes(a1.set_title(" ", fontsize=9))
     a2.set_ylim(1e-16, 1e3)
     _plain_log_axis(a2.yaxis, [1e-15, 1e-10, 1e-5, 1.0])
     a2.set_xlabel("step t", fontsize=8)
     a2.xaxis.set_major_locator(MaxNLocator(5, integer=True))
     a2.tick_params(labelsize=7)
     a2.set_title("(h(θ_t) − h*) / (h(θ_0) − h*)", fontsize=9)
-    a2.legend(fontsize=7, loc="lower left")
-    return parts
+    live.changes(a2.legend(fontsize=7, loc="lower left"))  # over the curves
+    return live
 
 
 def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent, heavy_ball, nesterov,
@@ -128,21 +130,22 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     T = np.arange(steps + 1)
     bound = np.array([float(pl_rate_bound(L, mu, int(t))) for t in T])
     A, theta0 = quadratic(kappa)
-    parts = cached(cache, ("figure",), _momentum_figure)
+    live = kept_figure(cache, _momentum_figure)
+    if live.new_background(steps):
+        live.a2.set_xlim(0, steps)
 
     levels = 0.5 * float(theta0 @ A @ theta0) * np.geomspace(1e-3, 1.0, 7)
-    parts["levels"].set_data(*_ellipses(A, levels).T)
+    live.levels.set_data(*_ellipses(A, levels).T)
     finals = {}
     for name, path in paths.items():
         gap = _relative_gap(path, A)
         ok = np.isfinite(gap) & (gap < _BLOWUP)
         last = int(np.argmin(ok)) if not ok.all() else len(gap)
-        parts["path", name].set_data(path[:last, 0], path[:last, 1])
-        parts["gap", name].set_data(T[:last], np.maximum(gap[:last], 1e-17))
+        live.paths[name].set_data(path[:last, 0], path[:last, 1])
+        live.gaps[name].set_data(T[:last], np.maximum(gap[:last], 1e-17))
         finals[name] = None if last < len(gap) else float(gap[-1])
-    parts["bound"].set_data(T, np.maximum(bound, 1e-17))
-    parts["a2"].set_xlim(0, steps)
-    parts["a1"].set_title(f"h = ½ θᵀAθ, L = 1, μ = 1/{kappa:.3g}", fontsize=9)
+    live.bound.set_data(T, np.maximum(bound, 1e-17))
+    live.title.set_text(f"h = ½ θᵀAθ, L = 1, μ = 1/{kappa:.3g}")
 
     def fmt(value):
         return "diverged" if value is None else f"{value:.2e}"
@@ -152,7 +155,7 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     text = (f"κ = {kappa:.3g}, lr = {lr:.2f}/L{' > 2/L' if diverges else ''}, β = {beta:.2f}, after {steps} steps: "
             f"gradient descent {fmt(finals['gradient descent'])} (PL bound {bound[-1]:.2e}), "
             f"{hb_text} {fmt(finals['heavy ball'])}, Nesterov {fmt(finals['Nesterov'])}")
-    return parts["fig"], text
+    return live, text
 
 
 def momentum_explorer(*, gradient_descent, heavy_ball, nesterov, pl_rate_bound, polyak_parameters):
@@ -205,24 +208,24 @@ def _excess(minibatch_sgd, batch_size, lr, seed):
     return frozen(excess)
 
 
-def _noise_figure():
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(6.6, 3.2))
-    ax = fig.add_axes([0.11, 0.15, 0.86, 0.75])
-    parts = {"fig": fig, "ax": ax}
-    parts["run"], = ax.semilogy([1], [1], color="tab:blue", lw=0.8, label="mini-batch")
-    parts["full"], = ax.semilogy([1], [1], color="gray", lw=1.2, label=f"full batch ({NOISE_N})")
-    parts["floor"] = ax.axhline(1.0, color="tab:blue", ls=":", lw=1.2, label="measured floor")
-    parts["estimate"] = ax.axhline(1.0, color="tab:orange", ls="--", lw=1.2, label="estimate η trΣ (N−B)/(4B(N−1))")
+def _noise_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(6.6, 3.2)))
+    ax = live.figure.add_axes([0.11, 0.15, 0.86, 0.75])
+    ax.set_yscale("log")
+    live.run, = live.changes(ax.plot([1], [1], color="tab:blue", lw=0.8, label="mini-batch"))
+    live.full, = live.changes(ax.plot([1], [1], color="gray", lw=1.2, label=f"full batch ({NOISE_N})"))
+    live.floor = live.changes(ax.axhline(1.0, color="tab:blue", ls=":", lw=1.2, label="measured floor"))
+    live.estimate = live.changes(ax.axhline(1.0, color="tab:orange", ls="--", lw=1.2,
+                                            label="estimate η trΣ (N−B)/(4B(N−1))"))
     ax.set_xlim(0, NOISE_STEPS)
     ax.set_ylim(1e-9, 10)
     _plain_log_axis(ax.yaxis, [1e-8, 1e-6, 1e-4, 1e-2, 1.0])
     ax.set_xlabel("step", fontsize=8)
     ax.set_ylabel("h(θ) − h*", fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, loc="upper right")
-    return parts
+    live.changes(ax.legend(fontsize=7, loc="upper right"))  # over the curves
+    live.title = live.changes(ax.set_title(" ", fontsize=10))
+    return live
 
 
 def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
@@ -234,7 +237,8 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
                  lambda: _excess(minibatch_sgd, batch_size, lr, seed))
     full = cached(cache, ("run", NOISE_N, lr, seed, minibatch_sgd),
                   lambda: _excess(minibatch_sgd, NOISE_N, lr, seed))
-    parts = cached(cache, ("figure",), _noise_figure)
+    live = kept_figure(cache, _noise_figure)
+    live.new_background("axes")  # fixed limits: nothing in the background changes
     N, B = NOISE_N, batch_size
     estimate = lr * trace_sigma * (N - B) / (4 * B * (N - 1))
     tail = NOISE_STEPS // 4
@@ -243,16 +247,15 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
         floor = float(np.mean(run[-tail:])) if finite else float("inf")
         full_floor = float(np.mean(full[-tail:]))
         steps = np.arange(1, NOISE_STEPS + 1)
-        parts["run"].set_data(steps, np.clip(run, 1e-12, 1e6))
-        parts["full"].set_data(steps, np.clip(full, 1e-12, 1e6))
-    parts["run"].set_label(f"batch {B}")
-    parts["floor"].set_ydata([floor, floor] if finite else [np.nan, np.nan])
-    parts["estimate"].set_ydata([estimate, estimate] if estimate > 0 else [np.nan, np.nan])
-    parts["ax"].set_title(f"mini-batch SGD, N = {N}, batch {B}, lr = {lr:.3g}", fontsize=10)
+        live.run.set_data(steps, np.clip(run, 1e-12, 1e6))
+        live.full.set_data(steps, np.clip(full, 1e-12, 1e6))
+    live.floor.set_ydata([floor, floor] if finite else [np.nan, np.nan])
+    live.estimate.set_ydata([estimate, estimate] if estimate > 0 else [np.nan, np.nan])
+    live.title.set_text(f"mini-batch SGD, N = {N}, batch {B}, lr = {lr:.3g}")
     floor_text = f"{floor:.2e}" if finite else "diverged"
     text = (f"batch {B}, lr {lr:.3g}: floor (mean excess loss over the last {tail} steps) {floor_text}; "
             f"estimate for independent batches {estimate:.2e}; full batch {full_floor:.1e}")
-    return parts["fig"], text
+    return live, text
 
 
 def noise_floor_explorer(*, minibatch_sgd):
