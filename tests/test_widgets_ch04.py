@@ -5,7 +5,15 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch04
-from tests.helpers import assert_each_missing_is_named, assert_names_missing, build, move, number, stub
+from tests.helpers import (
+    assert_each_missing_is_named,
+    assert_live_through_every_control,
+    assert_names_missing,
+    build,
+    move,
+    number,
+    stub,
+)
 
 
 def _shape(text):
@@ -152,3 +160,8 @@ def test_drivers_return_plain_data(ref):
     got = ch04.numpy_cnn_gradients(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
                                    weights, rng.random((6, 1, 8, 8)), y)
     assert isinstance(got["loss"], float) and all(isinstance(v, np.ndarray) for v in got["grads"].values())
+
+
+def test_live_pictures_are_current_after_every_move(ref):
+    for factory in (ch04.kernel_explorer, ch04.shift_explorer, ch04.pooling_shift_explorer):
+        assert_live_through_every_control(build(factory, ref), max_full_draws=1)  # image panels: one background

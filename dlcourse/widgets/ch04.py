@@ -26,10 +26,12 @@ from __future__ import annotations
 import functools
 
 import ipywidgets as widgets
-import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
 from .explorer import Explorer, cached
+from .picture import LiveFigure, kept_figure
 
 __all__ = [
     "KERNELS", "train_digits_recipe", "trained_digits_cnn", "count_parameters", "shift_images",
@@ -154,30 +156,28 @@ def _kernel(kernel: str, values: dict) -> np.ndarray:
     return KERNELS[kernel]
 
 
-def _show(ax, image, title, cmap="gray", vmin=None, vmax=None):
-    ax.imshow(image, cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
-    ax.set_title(title, fontsize=9)
+def _panels(n, figsize, margins, ratios=None) -> LiveFigure:
+    """A live figure of n image panels, built once per explorer: images, titles and frames change (the
+    panels have no ticks, so nothing of the background depends on an image's shape)."""
+    live = LiveFigure(Figure(figsize=figsize))
+    axes = live.figure.subplots(1, n, gridspec_kw={"width_ratios": ratios} if ratios else None)
+    live.axes = list(np.atleast_1d(axes))
+    live.images = [_panel(live, ax) for ax in live.axes]
+    live.figure.subplots_adjust(**margins)
+    return live
+
+
+def _panel(live, ax):
+    """An image panel of ``live``: its image, title and frame marked as changing."""
+    image = ax.imshow(np.zeros((2, 2)), cmap="gray", vmin=0, vmax=1, interpolation="nearest")
     ax.set_xticks([])
     ax.set_yticks([])
+    live.changes([image, ax.set_title(" ", fontsize=9)] + list(ax.spines.values()))
+    return image
 
 
-def _panels(n, figsize, margins, ratios=None):
-    """A figure of n image panels, outside pyplot's registry: built once per explorer (kept in its
-    RenderCache) and updated in place by ``_update`` (building axes is most of a render's cost)."""
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=figsize)
-    axes = fig.subplots(1, n, gridspec_kw={"width_ratios": ratios} if ratios else None)
-    images = []
-    for ax in axes:
-        images.append(ax.imshow(np.zeros((2, 2)), cmap="gray", vmin=0, vmax=1, interpolation="nearest"))
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.subplots_adjust(**margins)
-    return {"fig": fig, "axes": list(axes), "images": images}
-
-
-def _update(parts, k, image, title, cmap="gray", vmin=0.0, vmax=1.0):
-    ax, im = parts["axes"][k], parts["images"][k]
+def _update(live, k, image, title, cmap="gray", vmin=0.0, vmax=1.0):
+    ax, im = live.axes[k], live.images[k]
     h, w = image.shape
     im.set_data(image)
     im.set_cmap(cmap)
@@ -185,16 +185,16 @@ def _update(parts, k, image, title, cmap="gray", vmin=0.0, vmax=1.0):
     im.set_extent((-0.5, w - 0.5, h - 0.5, -0.5))
     ax.set_xlim(-0.5, w - 0.5)
     ax.set_ylim(h - 0.5, -0.5)
-    ax.set_title(title, fontsize=9)
+    ax.title.set_text(title)
 
 
-def _kernel_figure():
-    parts = _panels(3, (7.5, 2.7), dict(left=0.01, right=0.99, bottom=0.03, top=0.88, wspace=0.12), [1, 0.8, 1])
-    parts["frame"] = parts["axes"][0].add_patch(plt.Rectangle((-0.5, -0.5), 8, 8, fill=False,
-                                                              edgecolor="tab:orange", linewidth=1.5))
-    parts["texts"] = [parts["axes"][1].text(j, i, "", ha="center", va="center", fontsize=8)
-                      for i in range(3) for j in range(3)]
-    return parts
+def _kernel_figure() -> LiveFigure:
+    live = _panels(3, (7.5, 2.7), dict(left=0.01, right=0.99, bottom=0.03, top=0.88, wspace=0.12), [1, 0.8, 1])
+    live.frame = live.changes(live.axes[0].add_patch(Rectangle((-0.5, -0.5), 8, 8, fill=False,
+                                                               edgecolor="tab:orange", linewidth=1.5)))
+    live.texts = live.changes([live.axes[1].text(j, i, "", ha="center", va="center", fontsize=8)
+                               for i in range(3) for j in range(3)])
+    return live
 
 
 def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
@@ -208,19 +208,19 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
     out = np.asarray(conv2d(image[None, None], K[None, None], None, stride, padding))[0, 0]
     predicted = (int(conv_output_size(8, 3, padding, stride)),) * 2
 
-    parts = cached(cache, "kernel figure", _kernel_figure)
-    fig = parts["fig"]
+    live = kept_figure(cache, _kernel_figure)
+    live.new_background("panels")  # image panels without ticks: nothing in the background changes
     padded = np.pad(image, padding)
-    _update(parts, 0, padded, f"digit {label}, padding {padding}: {padded.shape[0]}×{padded.shape[1]}")
-    parts["frame"].set_xy((padding - 0.5, padding - 0.5))
-    parts["frame"].set_visible(bool(padding))
+    _update(live, 0, padded, f"digit {label}, padding {padding}: {padded.shape[0]}×{padded.shape[1]}")
+    live.frame.set_xy((padding - 0.5, padding - 0.5))
+    live.frame.set_visible(bool(padding))
     limit = max(np.abs(K).max(), 1e-12)
-    _update(parts, 1, K, f"kernel ({kernel})", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    for text, value in zip(parts["texts"], K.ravel()):
+    _update(live, 1, K, f"kernel ({kernel})", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    for text, value in zip(live.texts, K.ravel()):
         text.set_text(f"{value:.2g}")
         text.set_color("white" if abs(value) > 0.6 * limit else "black")
     limit = max(np.abs(out).max(), 1e-12)
-    _update(parts, 2, out, f"output, stride {stride}: {out.shape[0]}×{out.shape[1]}",
+    _update(live, 2, out, f"output, stride {stride}: {out.shape[0]}×{out.shape[1]}",
             cmap="RdBu_r", vmin=-limit, vmax=limit)
 
     agree = "agrees with" if tuple(out.shape) == predicted else "DISAGREES with"
@@ -228,7 +228,7 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
     text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, "
             f"stride {stride} → output shape {shape} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
             f"output range [{out.min():.3g}, {out.max():.3g}]")
-    return fig, text
+    return live, text
 
 
 def kernel_explorer(*, conv2d, conv_output_size):
@@ -278,19 +278,19 @@ def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d, cache=N
     diff = np.abs(a - b)
     gap = float(diff.max())
 
-    parts = cached(cache, "shift figure",
-                   lambda: _panels(4, (8.4, 2.4), dict(left=0.01, right=0.99, bottom=0.03, top=0.87, wspace=0.1)))
-    fig = parts["fig"]
+    live = kept_figure(cache, lambda: _panels(4, (8.4, 2.4), dict(left=0.01, right=0.99, bottom=0.03, top=0.87,
+                                                                  wspace=0.1)))
+    live.new_background("panels")
     limit = max(np.abs(b).max(), 1e-12)
-    _update(parts, 0, shift(x), f"shift(x), ({dx}, {dy})")
-    _update(parts, 1, a, "conv(shift(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    _update(parts, 2, b, "shift(conv(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    _update(parts, 3, diff, f"|difference|, max {gap:.2g}", cmap="magma", vmin=0, vmax=limit)
+    _update(live, 0, shift(x), f"shift(x), ({dx}, {dy})")
+    _update(live, 1, a, "conv(shift(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    _update(live, 2, b, "shift(conv(x))", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    _update(live, 3, diff, f"|difference|, max {gap:.2g}", cmap="magma", vmin=0, vmax=limit)
     verdict = ("equal: the shift commutes with the convolution" if gap < 1e-9 else
                "not equal: the digit wrapped across the border, where zero padding is not circular")
     text = (f"shift (dx, dy) = ({dx}, {dy}), kernel {kernel}: "
             f"max |conv(shift(x)) - shift(conv(x))| = {gap:.3g} ({verdict})")
-    return fig, text
+    return live, text
 
 
 def shift_explorer(*, conv2d):
@@ -315,22 +315,19 @@ def _first_conv(model):
     raise ValueError("the model has no nn.Conv2d layer")
 
 
-def _feature_figure():
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(9.0, 2.4))
-    axes = fig.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.4]})
-    images = []
-    for ax in axes[:3]:
-        images.append(ax.imshow(np.zeros((2, 2)), cmap="gray", vmin=0, vmax=1, interpolation="nearest"))
-        ax.set_xticks([])
-        ax.set_yticks([])
-    bars = axes[3].bar(range(10), np.zeros(10), color="tab:blue")
+def _feature_figure() -> LiveFigure:
+    live = LiveFigure(Figure(figsize=(9.0, 2.4)))
+    axes = live.figure.subplots(1, 4, gridspec_kw={"width_ratios": [1, 1, 1, 1.4]})
+    live.axes = list(axes[:3])
+    live.images = [_panel(live, ax) for ax in live.axes]
+    live.bars = live.changes(list(axes[3].bar(range(10), np.zeros(10), color="tab:blue")))
+    live.changes(list(axes[3].spines.values()))  # the frame, over the bars
     axes[3].set_xticks(range(10))
     axes[3].set_ylim(0, 1)
     axes[3].set_title("softmax of the logits", fontsize=9)
     axes[3].tick_params(labelsize=8)
-    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.12, top=0.87, wspace=0.15)
-    return {"fig": fig, "axes": list(axes[:3]), "images": images, "bars": list(bars)}
+    live.figure.subplots_adjust(left=0.01, right=0.99, bottom=0.12, top=0.87, wspace=0.15)
+    return live
 
 
 def render_feature_map(digit=0, filter=0, *, build_digits_cnn, cache=None):
@@ -354,14 +351,14 @@ def render_feature_map(digit=0, filter=0, *, build_digits_cnn, cache=None):
     kernel = weights[0] if weights.shape[0] == 1 else weights.mean(axis=0)
     feature = maps[k]
 
-    parts = cached(cache, "feature figure", _feature_figure)
-    fig = parts["fig"]
-    _update(parts, 0, image, f"test digit #{int(digit)} (label {label})")
+    live = kept_figure(cache, _feature_figure)
+    live.new_background("panels")
+    _update(live, 0, image, f"test digit #{int(digit)} (label {label})")
     limit = max(np.abs(kernel).max(), 1e-12)
-    _update(parts, 1, kernel, f"filter {k} of {maps.shape[0]}", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    _update(live, 1, kernel, f"filter {k} of {maps.shape[0]}", cmap="RdBu_r", vmin=-limit, vmax=limit)
     limit = max(np.abs(feature).max(), 1e-12)
-    _update(parts, 2, feature, f"feature map {k} (before ReLU)", cmap="RdBu_r", vmin=-limit, vmax=limit)
-    for c, bar in enumerate(parts["bars"]):
+    _update(live, 2, feature, f"feature map {k} (before ReLU)", cmap="RdBu_r", vmin=-limit, vmax=limit)
+    for c, bar in enumerate(live.bars):
         bar.set_height(float(probabilities[c]))
         bar.set_color("tab:orange" if c == label else "tab:blue")
     predicted = int(probabilities.argmax())
@@ -369,7 +366,7 @@ def render_feature_map(digit=0, filter=0, *, build_digits_cnn, cache=None):
             f"filter {k}: weights in [{kernel.min():.3g}, {kernel.max():.3g}], "
             f"feature map {feature.shape[0]}×{feature.shape[1]} in [{feature.min():.3g}, {feature.max():.3g}]; "
             f"network: {count_parameters(model)} parameters, test accuracy {accuracy:.1%}")
-    return fig, text
+    return live, text
 
 
 def feature_map_explorer(*, build_digits_cnn):
@@ -422,14 +419,14 @@ def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, co
     gap, (u, v) = _best_output_shift(fm, fx)
     scale = max(float(np.abs(fx).max()), 1e-12)
 
-    parts = cached(cache, "pooling figure",
-                   lambda: _panels(4, (8.4, 2.3), dict(left=0.01, right=0.99, bottom=0.02, top=0.86, wspace=0.08)))
-    fig = parts["fig"]
-    _update(parts, 0, moved, f"x moved {int(shift)} px right")
-    _update(parts, 1, fx, f"f(x) {fx.shape[0]}×{fx.shape[1]}", cmap="RdBu_r", vmin=-scale, vmax=scale)
-    _update(parts, 2, fm, "f(moved x)", cmap="RdBu_r", vmin=-scale, vmax=scale)
+    live = kept_figure(cache, lambda: _panels(4, (8.4, 2.3), dict(left=0.01, right=0.99, bottom=0.02, top=0.86,
+                                                                  wspace=0.08)))
+    live.new_background("panels")
+    _update(live, 0, moved, f"x moved {int(shift)} px right")
+    _update(live, 1, fx, f"f(x) {fx.shape[0]}×{fx.shape[1]}", cmap="RdBu_r", vmin=-scale, vmax=scale)
+    _update(live, 2, fm, "f(moved x)", cmap="RdBu_r", vmin=-scale, vmax=scale)
     best = np.roll(fx, (u, v), axis=(0, 1))
-    _update(parts, 3, np.abs(fm - best), "|f(moved x) − best shift of f(x)|", cmap="magma", vmin=0, vmax=scale)
+    _update(live, 3, np.abs(fm - best), "|f(moved x) − best shift of f(x)|", cmap="magma", vmin=0, vmax=scale)
     if gap <= 1e-9 * scale:
         verdict = (f"equivariant: f(moved x) is f(x) moved by {v} output pixel(s)"
                    if int(shift) else "no shift: identical")
@@ -438,7 +435,7 @@ def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, co
                    f"still off by {gap / scale:.0%} of the largest response)")
     text = (f"shift {int(shift)} px, conv stride {int(conv_stride)}, pooling {pool}: total stride {total}; "
             f"shift {'is' if int(shift) % total == 0 else 'is not'} a multiple of it → {verdict}")
-    return fig, text
+    return live, text
 
 
 def pooling_shift_explorer(*, conv2d, max_pool2d, avg_pool2d):

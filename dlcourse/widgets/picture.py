@@ -179,6 +179,8 @@ class LiveFigure:
         else:
             self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
+        for axes in {id(a.axes): a.axes for a in self.changing if getattr(a, "axes", None) is not None}.values():
+            axes.apply_aspect()  # as a whole draw would: an image of another shape resizes an "equal" box
         for artist in sorted(self.changing, key=lambda a: a.get_zorder()):  # stable: ties keep their order
             if artist.get_visible() and artist.figure is not None:
                 artist.draw(renderer)
