@@ -137,3 +137,4 @@ def test_live_pictures_are_current_after_every_move(ref):
     assert_live_through_every_control(build(ch07.laplacian_modes_explorer, ref))
     assert_live_through_every_control(build(ch07.oversmoothing_explorer, ref))
     assert_live_through_every_control(build(ch07.karate_gcn_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(build(ch07.wl_refinement_explorer, ref))

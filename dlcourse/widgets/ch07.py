@@ -335,19 +335,17 @@ def _wl_result(wl_colors, wl_distinguishes, pair, rounds):
     return colours, verdict
 
 
-def _wl_figure(pair):
-    """The two graphs of ``pair``, drawn once; the node colours are updated in place."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(7.6, 3.3))  # outside pyplot's registry
-    axes = fig.subplots(1, 2)
-    fig.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
-    scatters = []
+def _wl_figure(pair) -> LiveFigure:
+    """The two graphs of ``pair``, drawn once; the node colours change."""
+    live = LiveFigure(Figure(figsize=(7.6, 3.3)))
+    axes = live.figure.subplots(1, 2)
+    live.figure.subplots_adjust(left=0.02, right=0.98, bottom=0.04, top=0.9, wspace=0.1)
+    live.scatters = []
     for side, (ax, A, name) in enumerate(zip(axes, WL_PAIRS[pair], WL_TITLES[pair])):
-        scatters.append(draw_graph(ax, A, _wl_layout(pair, side), np.zeros(len(A)), cmap="tab10", vmin=0, vmax=9,
-                                   size=110))
+        live.scatters.append(live.changes(draw_graph(ax, A, _wl_layout(pair, side), np.zeros(len(A)), cmap="tab10",
+                                                     vmin=0, vmax=9, size=110)))
         ax.set_title(name, fontsize=9)
-    return {"fig": fig, "scatters": scatters}
+    return live
 
 
 def render_wl_refinement(pair, rounds, *, wl_colors, wl_distinguishes, cache=None):
@@ -361,14 +359,14 @@ def render_wl_refinement(pair, rounds, *, wl_colors, wl_distinguishes, cache=Non
     n = int(colours.max()) + 1 if len(colours) else 1
     h1 = np.bincount(colours[:M1], minlength=n)
     h2 = np.bincount(colours[M1:], minlength=n)
-    parts = cached(cache, ("wl figure", pair), lambda: _wl_figure(pair))
-    for scatter, c in zip(parts["scatters"], (colours[:M1], colours[M1:])):
+    live = kept_figure(cache, lambda: _wl_figure(pair), key=pair)  # one figure per pair of graphs
+    live.new_background(pair)
+    for scatter, c in zip(live.scatters, (colours[:M1], colours[M1:])):
         scatter.set_array(np.asarray(c % 10, dtype=float))
-    fig = parts["fig"]
     same = np.array_equal(h1, h2)
     text = (f"round {rounds}: {n} colour{'s' if n != 1 else ''}; histograms {h1.tolist()} and {h2.tolist()} "
             f"are {'equal' if same else 'different'}; wl_distinguishes → {verdict}")
-    return fig, text
+    return live, text
 
 
 def wl_refinement_explorer(*, wl_colors, wl_distinguishes):
