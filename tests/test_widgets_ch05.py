@@ -152,3 +152,7 @@ def test_gradient_norm_picture_is_current_after_every_move(ref):
 def test_trained_lstm_gate_picture_is_current_after_every_move(ref):
     explorer = ch05.lstm_gate_explorer(lstm_cell=ref.lstm_cell, model=trained_like_model())
     assert_live_through_every_control(explorer, max_full_draws=1)  # the axes depend on the model's shapes only
+
+
+def test_lstm_gate_picture_is_current_after_every_move(ref):
+    assert_live_through_every_control(build(ch05.lstm_gate_explorer, ref), max_full_draws=1)

@@ -265,37 +265,57 @@ def lstm_gates(lstm_cell, X, W_ih, W_hh, b_ih, b_hh):
     return {key: np.array(value) for key, value in out.items()}
 
 
-def render_lstm_gate(forget_bias, input_gain, seed, *, lstm_cell, m=8, T=60):
-    X = pulse_sequence(input_gain, T, seed)
-    gates = lstm_gates(lstm_cell, X, *lstm_weights(m, X.shape[1], forget_bias, seed))
-    fig, axes = plt.subplots(5, 1, figsize=(7.2, 5.6), dpi=80, sharex=True,
-                             gridspec_kw={"height_ratios": [0.6, 1, 1, 1, 0.8], "left": 0.1, "right": 0.9,
-                                          "top": 0.98, "bottom": 0.08, "hspace": 0.12})
-    axes[0].plot(X[:, 0], color="black", lw=1, label="pulses")
-    axes[0].plot(X[:, 1], color="gray", lw=0.6, label="noise")
+MAX_GAIN = 6.0
+
+
+def _lstm_gate_figure(m, T) -> LiveFigure:
+    """Axes for the input, the three gates (units x time) and the carried product of forget gates."""
+    live = LiveFigure(Figure(figsize=(7.2, 5.6), dpi=80))
+    axes = live.figure.subplots(5, 1, sharex=True, gridspec_kw={
+        "height_ratios": [0.6, 1, 1, 1, 0.8], "left": 0.1, "right": 0.9, "top": 0.98, "bottom": 0.08, "hspace": 0.12})
+    live.pulses, = live.changes(axes[0].plot(np.zeros(T), color="black", lw=1, label="pulses"))
+    live.noise, = live.changes(axes[0].plot(np.zeros(T), color="gray", lw=0.6, label="noise"))
+    axes[0].set_ylim(-1.0, 1.1 * MAX_GAIN)
     axes[0].set_ylabel("x_t", fontsize=8)
-    for ax, key, name in zip(axes[1:4], "ifo", ("input i", "forget f", "output o")):
-        image = ax.imshow(gates[key].T, aspect="auto", vmin=0, vmax=1, cmap="viridis",
-                          interpolation="nearest", extent=(-0.5, T - 0.5, m - 0.5, -0.5))
+    live.images = []
+    for ax, name in zip(axes[1:4], ("input i", "forget f", "output o")):
+        live.images.append(live.changes(ax.imshow(np.zeros((m, T)), aspect="auto", vmin=0, vmax=1, cmap="viridis",
+                                                  interpolation="nearest", extent=(-0.5, T - 0.5, m - 0.5, -0.5))))
+        live.changes(list(ax.spines.values()))  # the frame, over the image
         ax.set_ylabel(f"{name}\nunit", fontsize=8)
     top, bottom = axes[1].get_position(), axes[3].get_position()
-    fig.colorbar(image, cax=fig.add_axes([0.915, bottom.y0, 0.015, top.y1 - bottom.y0]))
-    p = PULSES[0]
-    carry = np.full(T, np.nan)  # mean over units of prod_{s=p+1}^{t} f_s = d c_t / d c_p along the cell path
-    carry[p:] = np.cumprod(np.vstack([np.ones(m), gates["f"][p + 1:]]), axis=0).mean(axis=1)
-    axes[4].semilogy(np.arange(T), carry, color="tab:red", lw=1.2)
+    live.figure.colorbar(live.images[0], cax=live.figure.add_axes([0.915, bottom.y0, 0.015, top.y1 - bottom.y0]))
+    axes[4].set_yscale("log")
+    live.carry, = live.changes(axes[4].plot(np.arange(T), np.ones(T), color="tab:red", lw=1.2))
     axes[4].set_ylim(1e-6, 2)
-    axes[4].set_ylabel(f"∏ f since t={p}", fontsize=8)
+    axes[4].minorticks_off()
+    axes[4].set_ylabel(f"∏ f since t={PULSES[0]}", fontsize=8)
     axes[4].set_xlabel("t")
     axes[4].grid(True, alpha=0.3)
     for q in PULSES:
         axes[0].axvline(q, color="gray", lw=0.6, ls=":")
     for ax in axes:
         ax.tick_params(labelsize=7)
+    return live
+
+
+def render_lstm_gate(forget_bias, input_gain, seed, *, lstm_cell, m=8, T=60, cache=None):
+    X = pulse_sequence(input_gain, T, seed)
+    gates = lstm_gates(lstm_cell, X, *lstm_weights(m, X.shape[1], forget_bias, seed))
+    live = kept_figure(cache, lambda: _lstm_gate_figure(m, T))
+    live.new_background((m, T))
+    live.pulses.set_ydata(X[:, 0])
+    live.noise.set_ydata(X[:, 1])
+    for image, key in zip(live.images, "ifo"):
+        image.set_data(gates[key].T)
+    p = PULSES[0]
+    carry = np.full(T, np.nan)  # mean over units of prod_{s=p+1}^{t} f_s = d c_t / d c_p along the cell path
+    carry[p:] = np.cumprod(np.vstack([np.ones(m), gates["f"][p + 1:]]), axis=0).mean(axis=1)
+    live.carry.set_ydata(carry)
     text = (f"mean gates: i = {np.nanmean(gates['i']):.2f}, f = {np.nanmean(gates['f']):.2f}, "
             f"o = {np.nanmean(gates['o']):.2f}; cell-path memory ∂c_{p + 10}/∂c_{p} = ∏ f over 10 steps "
             f"(mean over units) = {carry[p + 10]:.3g}")
-    return fig, text
+    return live, text
 
 
 def lstm_gate_explorer(*, lstm_cell, model=None):
@@ -305,7 +325,7 @@ def lstm_gate_explorer(*, lstm_cell, model=None):
         return trained_lstm_gate_explorer(lstm_cell=lstm_cell, model=model)
     controls = {
         "forget_bias": _slider(0.0, -4.0, 6.0, 0.5, "forget-gate bias"),
-        "input_gain": _slider(3.0, 0.0, 6.0, 0.5, "pulse height"),
+        "input_gain": _slider(3.0, 0.0, MAX_GAIN, 0.5, "pulse height"),
         "seed": _slider(0, 0, 9, 1, "seed", integer=True),
     }
     return Explorer(render_lstm_gate, controls, needs={"lstm_cell": lstm_cell}, height="470px",
