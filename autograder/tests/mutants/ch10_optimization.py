@@ -7,113 +7,32 @@ from autograder.tests.mutants import swap
 
 MUTANTS = {
     'smoothness_and_pl': {
-        'mu_is_smallest_eigenvalue': '''
-import numpy as np
-def smoothness_and_pl(A):
-    ev = np.linalg.eigvalsh(A)
-    return float(ev[-1]), float(ev[0])
-''',
-        'diagonal_entries': '''
-import numpy as np
-def smoothness_and_pl(A):
-    diag = np.diag(A)
-    return float(diag.max()), float(diag[diag > 1e-12 * diag.max()].min())
-''',
-        'threshold_zero': '''
-import numpy as np
-def smoothness_and_pl(A):
-    ev = np.linalg.eigvalsh(A)
-    return float(ev[-1]), float(ev[ev > 0].min())
-''',
-        'absolute_threshold': '''
-import numpy as np
-def smoothness_and_pl(A):
-    ev = np.linalg.eigvalsh(A)
-    return float(ev[-1]), float(ev[ev > 1e-12].min())
-''',
-        'swapped': '''
-import numpy as np
-def smoothness_and_pl(A):
-    ev = np.linalg.eigvalsh(A)
-    L = ev[-1]
-    return float(ev[ev > 1e-12 * L].min()), float(L)
-''',
-        'frobenius_norm_for_L': '''
-import numpy as np
-def smoothness_and_pl(A):
-    ev = np.linalg.eigvalsh(A)
-    L = np.linalg.norm(A)
-    return float(L), float(ev[ev > 1e-12 * ev[-1]].min())
-''',
+        'mu_is_smallest_eigenvalue': swap('eigenvalues[eigenvalues > 1e-12 * L].min()', 'eigenvalues[0]'),
+        'diagonal_entries': swap('np.linalg.eigvalsh(A)', 'np.sort(np.diag(A))'),
+        'threshold_zero': swap('eigenvalues > 1e-12 * L', 'eigenvalues > 0'),
+        'absolute_threshold': swap('eigenvalues > 1e-12 * L', 'eigenvalues > 1e-12'),
+        'swapped': swap('return L, mu', 'return mu, L'),
+        'frobenius_norm_for_L': swap('return L, mu', 'return float(np.linalg.norm(A)), mu'),
     },
     'gradient_descent': {
-        'in_place_rows_alias': '''
-import numpy as np
-def gradient_descent(grad, theta0, lr, steps):
-    theta = np.array(theta0, dtype=float)
-    path = [theta]
-    for _ in range(steps):
-        theta -= lr * grad(theta)
-        path.append(theta)
-    return np.array(path)
-''',
-        'mutates_theta0': '''
-import numpy as np
-def gradient_descent(grad, theta0, lr, steps):
-    theta = theta0
-    path = [theta.copy()]
-    for _ in range(steps):
-        theta -= lr * grad(theta)
-        path.append(theta.copy())
-    return np.array(path)
-''',
-        'no_theta0_row': swap(
-            ('trajectory = [theta',
-             'path = ['),
-            ('''trajectory.append(theta)
-    return np.array(trajectory''',
-             '''path.append(theta)
-    return np.array(path'''),
+        'in_place_rows_alias': swap('theta = theta - lr * grad(theta)', 'theta -= lr * grad(theta)'),
+        'mutates_theta0': swap(
+            ('np.array(theta0, dtype=float)', 'theta0'),
+            ('theta = theta - lr * grad(theta)', 'theta -= lr * grad(theta)'),
+            ('trajectory = [theta]', 'trajectory = [theta.copy()]'),
+            ('trajectory.append(theta)', 'trajectory.append(theta.copy())'),
         ),
-        'one_step_short': swap(
-            ('''trajectory = [theta]
-    for _ in range(steps''',
-             '''path = [theta]
-    for _ in range(steps - 1'''),
-            ('''trajectory.append(theta)
-    return np.array(trajectory''',
-             '''path.append(theta)
-    return np.array(path'''),
+        'no_theta0_row': swap('trajectory = [theta]', 'trajectory = []'),
+        'one_step_short': swap('range(steps)', 'range(steps - 1)'),
+        'ascent': swap('theta - lr * grad(theta)', 'theta + lr * grad(theta)'),
+        'gradient_at_theta0_only': swap(
+            ('trajectory = [theta]', 'g = grad(theta)\n    trajectory = [theta]'),
+            ('lr * grad(theta)', 'lr * g'),
         ),
-        'ascent': '''
-import numpy as np
-def gradient_descent(grad, theta0, lr, steps):
-    theta = np.array(theta0, dtype=float)
-    path = [theta]
-    for _ in range(steps):
-        theta = theta + lr * grad(theta)
-        path.append(theta)
-    return np.array(path)
-''',
-        'gradient_at_theta0_only': '''
-import numpy as np
-def gradient_descent(grad, theta0, lr, steps):
-    theta = np.array(theta0, dtype=float)
-    g = grad(theta)
-    path = [theta]
-    for _ in range(steps):
-        theta = theta - lr * g
-        path.append(theta)
-    return np.array(path)
-''',
     },
     'steps_to_critical': {
         'no_factor_2': swap('.ceil(2 * L *', '.ceil(L *'),
-        'eps_not_squared': '''
-import numpy as np
-def steps_to_critical(L, gap, eps):
-    return int(np.ceil(2 * L * gap / eps))
-''',
+        'eps_not_squared': swap('eps ** 2', 'eps'),
         'truncates': swap('np.ceil(2 * L * gap / eps ** 2)', '2 * L * gap / eps ** 2'),
         'rounds': swap('int(np.ceil(2 * L * gap / eps ** 2)', 'round(2 * L * gap / eps ** 2'),
         'plus_one': swap('np.ceil(2 * L * gap / eps ** 2))', '2 * L * gap / eps ** 2) + 1'),
@@ -125,287 +44,71 @@ def steps_to_critical(L, gap, eps):
         'squared_rate': swap('.0 - mu / L) ** T', ' - mu / L) ** (2 * T)'),
     },
     'heavy_ball': {
-        'previous_starts_at_zero': swap(
-            ('''theta
-    trajectory''',
-             '''np.zeros_like(theta)
-    path'''),
-            ('''trajectory.append(theta)
-    return np.array(trajectory''',
-             '''path.append(theta)
-    return np.array(path'''),
-        ),
-        'previous_aliases_theta': '''
-import numpy as np
-def heavy_ball(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta.copy()
-    path = [theta.copy()]
-    for _ in range(steps):
-        step = -lr * grad(theta) + beta * (theta - previous)
+        'previous_starts_at_zero': swap('    previous = theta\n', '    previous = np.zeros_like(theta)\n'),
+        'previous_aliases_theta': swap(
+            ('    previous = theta\n', '    previous = theta.copy()\n'),
+            ('trajectory = [theta]', 'trajectory = [theta.copy()]'),
+            ('''theta, previous = theta - lr * grad(theta) + beta * (theta - previous), theta
+        trajectory.append(theta)''',
+             '''step = -lr * grad(theta) + beta * (theta - previous)
         previous = theta
         theta += step
-        path.append(theta.copy())
-    return np.array(path)
-''',
-        'gradient_at_look_ahead': '''
-import numpy as np
-def heavy_ball(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta
-    path = [theta]
-    for _ in range(steps):
-        chi = theta + beta * (theta - previous)
-        theta, previous = chi - lr * grad(chi), theta
-        path.append(theta)
-    return np.array(path)
-''',
-        'momentum_sign_flipped': '''
-import numpy as np
-def heavy_ball(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta
-    path = [theta]
-    for _ in range(steps):
-        theta, previous = theta - lr * grad(theta) + beta * (previous - theta), theta
-        path.append(theta)
-    return np.array(path)
-''',
-        'momentum_scaled_by_lr': '''
-import numpy as np
-def heavy_ball(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta
-    path = [theta]
-    for _ in range(steps):
-        theta, previous = theta - lr * (grad(theta) - beta * (theta - previous)), theta
-        path.append(theta)
-    return np.array(path)
-''',
+        trajectory.append(theta.copy())'''),
+        ),
+        'gradient_at_look_ahead': swap(
+            'theta - lr * grad(theta) + beta * (theta - previous)',
+            'theta + beta * (theta - previous) - lr * grad(theta + beta * (theta - previous))'),
+        'momentum_sign_flipped': swap('beta * (theta - previous)', 'beta * (previous - theta)'),
+        'momentum_scaled_by_lr': swap('- lr * grad(theta) + beta * (theta - previous)',
+                                      '- lr * (grad(theta) - beta * (theta - previous))'),
     },
     'nesterov': {
-        'gradient_at_theta': '''
-import numpy as np
-def nesterov(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta
-    path = [theta]
-    for _ in range(steps):
-        chi = theta + beta * (theta - previous)
-        theta, previous = chi - lr * grad(theta), theta
-        path.append(theta)
-    return np.array(path)
-''',
-        'returns_look_ahead_points': '''
-import numpy as np
-def nesterov(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta
-    path = [theta]
-    for _ in range(steps):
-        chi = theta + beta * (theta - previous)
-        theta, previous = chi - lr * grad(chi), theta
-        path.append(theta + beta * (theta - previous))
-    return np.array(path)
-''',
-        'steps_from_theta': '''
-import numpy as np
-def nesterov(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = theta
-    path = [theta]
-    for _ in range(steps):
-        chi = theta + beta * (theta - previous)
-        theta, previous = theta - lr * grad(chi), theta
-        path.append(theta)
-    return np.array(path)
-''',
-        'previous_starts_at_zero': '''
-import numpy as np
-def nesterov(grad, theta0, lr, beta, steps):
-    theta = np.array(theta0, dtype=float)
-    previous = np.zeros_like(theta)
-    path = [theta]
-    for _ in range(steps):
-        chi = theta + beta * (theta - previous)
-        theta, previous = chi - lr * grad(chi), theta
-        path.append(theta)
-    return np.array(path)
-''',
+        'gradient_at_theta': swap('lr * grad(look_ahead)', 'lr * grad(theta)'),
+        'returns_look_ahead_points': swap('trajectory.append(theta)',
+                                          'trajectory.append(theta + beta * (theta - previous))'),
+        'steps_from_theta': swap('look_ahead - lr', 'theta - lr'),
+        'previous_starts_at_zero': swap('    previous = theta\n', '    previous = np.zeros_like(theta)\n'),
     },
     'polyak_parameters': {
-        'beta_not_squared': '''
-import numpy as np
-def polyak_parameters(L, mu):
-    return 4 / (np.sqrt(L) + np.sqrt(mu)) ** 2, (np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))
-''',
-        'no_square_roots': '''
-def polyak_parameters(L, mu):
-    return 4 / (L + mu), ((L - mu) / (L + mu)) ** 2
-''',
-        'swapped': '''
-import numpy as np
-def polyak_parameters(L, mu):
-    sL, sm = np.sqrt(L), np.sqrt(mu)
-    return ((sL - sm) / (sL + sm)) ** 2, 4 / (sL + sm) ** 2
-''',
-        'gd_step_size': '''
-import numpy as np
-def polyak_parameters(L, mu):
-    sL, sm = np.sqrt(L), np.sqrt(mu)
-    return 2 / (L + mu), ((sL - sm) / (sL + sm)) ** 2
-''',
+        'beta_not_squared': swap('((sqrt_L - sqrt_mu) / (sqrt_L + sqrt_mu)) ** 2',
+                                 '(sqrt_L - sqrt_mu) / (sqrt_L + sqrt_mu)'),
+        'no_square_roots': swap(('np.sqrt(L), np.sqrt(mu)', 'L, mu'),
+                                ('4.0 / (sqrt_L + sqrt_mu) ** 2', '4.0 / (sqrt_L + sqrt_mu)')),
+        'swapped': swap('return float(lr), float(beta)', 'return float(beta), float(lr)'),
+        'gd_step_size': swap('4.0 / (sqrt_L + sqrt_mu) ** 2', '2.0 / (L + mu)'),
     },
     'adagrad': {
-        'delta_outside_sqrt': '''
-import numpy as np
-def adagrad(grad, theta0, lr, steps, delta=1e-8):
-    theta = np.array(theta0, dtype=float)
-    gamma = np.zeros_like(theta)
-    path = [theta]
-    for _ in range(steps):
-        g = grad(theta)
-        gamma = gamma + g ** 2
-        theta = theta - lr * g / (np.sqrt(gamma) + delta)
-        path.append(theta)
-    return np.array(path)
-''',
-        'accumulates_after_step': '''
-import numpy as np
-def adagrad(grad, theta0, lr, steps, delta=1e-8):
-    theta = np.array(theta0, dtype=float)
-    gamma = np.zeros_like(theta)
-    path = [theta]
-    for _ in range(steps):
-        g = grad(theta)
-        theta = theta - lr * g / np.sqrt(gamma + delta)
-        gamma = gamma + g ** 2
-        path.append(theta)
-    return np.array(path)
-''',
-        'no_accumulation': swap(
-            ('''gamma = np.zeros_like(theta)
-    trajectory''',
-             'path'),
-            ('''gamma = gamma + g ** 2
-        theta = theta - lr * g / np.sqrt(gamma + delta)
-        trajectory.append(theta)
-    return np.array(trajectory''',
-             '''theta = theta - lr * g / np.sqrt(g ** 2 + delta)
-        path.append(theta)
-    return np.array(path'''),
-        ),
-        'one_accumulator_for_all_coordinates': swap(
-            ('''np.zeros_like(theta)
-    trajectory''',
-             '''0.0
-    path'''),
-            ('g ** 2',
-             'float(g @ g)'),
-            ('''trajectory.append(theta)
-    return np.array(trajectory''',
-             '''path.append(theta)
-    return np.array(path'''),
-        ),
-        'no_square_root': '''
-import numpy as np
-def adagrad(grad, theta0, lr, steps, delta=1e-8):
-    theta = np.array(theta0, dtype=float)
-    gamma = np.zeros_like(theta)
-    path = [theta]
-    for _ in range(steps):
-        g = grad(theta)
-        gamma = gamma + g ** 2
-        theta = theta - lr * g / (gamma + delta)
-        path.append(theta)
-    return np.array(path)
-''',
+        'delta_outside_sqrt': swap('np.sqrt(gamma + delta)', '(np.sqrt(gamma) + delta)'),
+        'accumulates_after_step': swap(
+            '''gamma = gamma + g ** 2
+        theta = theta - lr * g / np.sqrt(gamma + delta)''',
+            '''theta = theta - lr * g / np.sqrt(gamma + delta)
+        gamma = gamma + g ** 2'''),
+        'no_accumulation': swap('gamma = gamma + g ** 2', 'gamma = g ** 2'),
+        'one_accumulator_for_all_coordinates': swap(('np.zeros_like(theta)', '0.0'), ('g ** 2', 'float(g @ g)')),
+        'no_square_root': swap('np.sqrt(gamma + delta)', '(gamma + delta)'),
     },
     'minibatch_sgd': {
-        'divides_by_batch_size': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
-    for _ in range(epochs):
-        perm = rng.permutation(len(y))
-        for s in range(0, len(y), batch_size):
-            b = perm[s:s + batch_size]
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / batch_size
-            losses.append(0.5 * np.mean((X @ theta - y) ** 2))
-    return np.array(losses)
+        'divides_by_batch_size': swap('/ len(batch)', '/ batch_size'),
+        'drops_last_batch': swap('range(0, N, batch_size)', 'range(0, N - batch_size + 1, batch_size)'),
+        'one_permutation_for_all_epochs': swap(
+            '''    for _ in range(epochs):
+        perm = rng.permutation(N)
 ''',
-        'drops_last_batch': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
+            '''    perm = rng.permutation(N)
     for _ in range(epochs):
-        perm = rng.permutation(len(y))
-        for s in range(0, len(y) - batch_size + 1, batch_size):
-            b = perm[s:s + batch_size]
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / len(b)
-            losses.append(0.5 * np.mean((X @ theta - y) ** 2))
-    return np.array(losses)
-''',
-        'one_permutation_for_all_epochs': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
-    perm = rng.permutation(len(y))
-    for _ in range(epochs):
-        for s in range(0, len(y), batch_size):
-            b = perm[s:s + batch_size]
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / len(b)
-            losses.append(0.5 * np.mean((X @ theta - y) ** 2))
-    return np.array(losses)
-''',
-        'loss_before_step': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
-    for _ in range(epochs):
-        perm = rng.permutation(len(y))
-        for s in range(0, len(y), batch_size):
-            b = perm[s:s + batch_size]
-            losses.append(0.5 * np.mean((X @ theta - y) ** 2))
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / len(b)
-    return np.array(losses)
-''',
-        'loss_on_the_batch': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
-    for _ in range(epochs):
-        perm = rng.permutation(len(y))
-        for s in range(0, len(y), batch_size):
-            b = perm[s:s + batch_size]
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / len(b)
-            losses.append(0.5 * np.mean((X[b] @ theta - y[b]) ** 2))
-    return np.array(losses)
-''',
-        'sampling_with_replacement': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
-    N = len(y)
-    for _ in range(epochs):
-        for s in range(0, N, batch_size):
-            b = rng.integers(0, N, size=min(batch_size, N - s))
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / len(b)
-            losses.append(0.5 * np.mean((X @ theta - y) ** 2))
-    return np.array(losses)
-''',
-        'loss_without_half': '''
-import numpy as np
-def minibatch_sgd(X, y, theta0, lr, batch_size, epochs, rng):
-    theta, losses = np.array(theta0, dtype=float), []
-    for _ in range(epochs):
-        perm = rng.permutation(len(y))
-        for s in range(0, len(y), batch_size):
-            b = perm[s:s + batch_size]
-            theta = theta - lr * X[b].T @ (X[b] @ theta - y[b]) / len(b)
-            losses.append(np.mean((X @ theta - y) ** 2))
-    return np.array(losses)
-''',
+'''),
+        'loss_before_step': swap(
+            '''            theta = theta - lr * Xb.T @ (Xb @ theta - yb) / len(batch)
+            residual = X @ theta - y
+            losses.append(0.5 * np.mean(residual ** 2))''',
+            '''            residual = X @ theta - y
+            losses.append(0.5 * np.mean(residual ** 2))
+            theta = theta - lr * Xb.T @ (Xb @ theta - yb) / len(batch)'''),
+        'loss_on_the_batch': swap('residual = X @ theta - y', 'residual = Xb @ theta - yb'),
+        'sampling_with_replacement': swap('perm[start:start + batch_size]',
+                                          'rng.integers(0, N, size=min(batch_size, N - start))'),
+        'loss_without_half': swap('0.5 * np.mean', 'np.mean'),
     },
 }
 
