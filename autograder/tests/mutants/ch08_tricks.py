@@ -7,38 +7,9 @@ from autograder.tests.mutants import swap
 
 MUTANTS = {
     'init_weights': {
-        'transposed_shape': '''
-import numpy as np
-def init_weights(fan_in, fan_out, scheme, rng):
-    std = {"lecun": 1 / np.sqrt(fan_in), "xavier": np.sqrt(2 / (fan_in + fan_out)), "he": np.sqrt(2 / fan_in)}[scheme]
-    return rng.normal(0.0, std, size=(fan_in, fan_out))
-''',
-        'xavier_without_2': '''
-import numpy as np
-def init_weights(fan_in, fan_out, scheme, rng):
-    if scheme == "lecun":
-        std = 1 / np.sqrt(fan_in)
-    elif scheme == "xavier":
-        std = np.sqrt(1 / (fan_in + fan_out))
-    elif scheme == "he":
-        std = np.sqrt(2 / fan_in)
-    else:
-        raise ValueError(scheme)
-    return rng.normal(0.0, std, size=(fan_out, fan_in))
-''',
-        'he_uses_fan_out': '''
-import numpy as np
-def init_weights(fan_in, fan_out, scheme, rng):
-    if scheme == "lecun":
-        std = 1 / np.sqrt(fan_in)
-    elif scheme == "xavier":
-        std = np.sqrt(2 / (fan_in + fan_out))
-    elif scheme == "he":
-        std = np.sqrt(2 / fan_out)
-    else:
-        raise ValueError(scheme)
-    return rng.normal(0.0, std, size=(fan_out, fan_in))
-''',
+        'transposed_shape': swap('0.0, std, size=(fan_out, fan_in)', '0.0, std, size=(fan_in, fan_out)'),
+        'xavier_without_2': swap('np.sqrt(2.0 / (fan_in + fan_out))', 'np.sqrt(1.0 / (fan_in + fan_out))'),
+        'he_uses_fan_out': swap('np.sqrt(2.0 / fan_in)', 'np.sqrt(2.0 / fan_out)'),
         'variance_as_std': swap(
             ('std = 1.0 / np.sqrt(fan_in)',
              'var = 1 / fan_in'),
@@ -63,13 +34,9 @@ def init_weights(fan_in, fan_out, scheme, rng):
             ('raise ValueError(f"unknown initialisation scheme {scheme!r}"',
              'std = 1 / np.sqrt(fan_in'),
         ),
-        'uniform_with_the_right_std': '''
-import numpy as np
-def init_weights(fan_in, fan_out, scheme, rng):
-    std = {"lecun": 1 / np.sqrt(fan_in), "xavier": np.sqrt(2 / (fan_in + fan_out)), "he": np.sqrt(2 / fan_in)}[scheme]
-    a = np.sqrt(3) * std
-    return rng.uniform(-a, a, size=(fan_out, fan_in))
-''',
+        'uniform_with_the_right_std': swap('return rng.normal(0.0, std, size=(fan_out, fan_in))',
+                                           '''a = np.sqrt(3) * std
+    return rng.uniform(-a, a, size=(fan_out, fan_in))'''),
     },
     'orthogonal_init': {
         'no_sign_fix': swap(
@@ -102,74 +69,21 @@ def init_weights(fan_in, fan_out, scheme, rng):
             'return A / np.linalg.norm(A, axis=0'),
     },
     'activation_stds': {
-        'std_before_activation': '''
-import numpy as np
-def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
-    act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
-    h = rng.standard_normal((n_samples, width))
-    out = []
-    for _ in range(depth):
-        z = h @ init_weights(width, width, scheme, rng).T
-        out.append(z.std())
-        h = act(z)
-    return np.array(out)
-''',
-        'h_at_W_not_transposed': '''
-import numpy as np
-def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
-    act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
-    h = rng.standard_normal((n_samples, width))
-    out = []
-    for _ in range(depth):
-        h = act(h @ init_weights(width, width, scheme, rng))
-        out.append(h.std())
-    return np.array(out)
-''',
-        'weights_drawn_before_input': '''
-import numpy as np
-def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
-    act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
-    Ws = [init_weights(width, width, scheme, rng) for _ in range(depth)]
-    h = rng.standard_normal((n_samples, width))
-    out = []
-    for W in Ws:
-        h = act(h @ W.T)
-        out.append(h.std())
-    return np.array(out)
-''',
-        'std_per_unit_averaged': '''
-import numpy as np
-def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
-    act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
-    h = rng.standard_normal((n_samples, width))
-    out = []
-    for _ in range(depth):
-        h = act(h @ init_weights(width, width, scheme, rng).T)
-        out.append(h.std(axis=0).mean())
-    return np.array(out)
-''',
-        'includes_input_std': '''
-import numpy as np
-def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
-    act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
-    h = rng.standard_normal((n_samples, width))
-    out = [h.std()]
-    for _ in range(depth):
-        h = act(h @ init_weights(width, width, scheme, rng).T)
-        out.append(h.std())
-    return np.array(out)
-''',
-        'ignores_n_samples': '''
-import numpy as np
-def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
-    act = {"relu": lambda z: np.maximum(z, 0), "tanh": np.tanh, "linear": lambda z: z}[activation]
-    h = rng.standard_normal((1000, width))
-    out = []
-    for _ in range(depth):
-        h = act(h @ init_weights(width, width, scheme, rng).T)
-        out.append(h.std())
-    return np.array(out)
-''',
+        'std_before_activation': swap('''h = act(h @ W.T)
+        stds[layer] = h.std()''', '''z = h @ W.T
+        stds[layer] = z.std()
+        h = act(z)'''),
+        'h_at_W_not_transposed': swap('        h = act(h @ W.T)\n', '        h = act(h @ W)\n'),
+        'weights_drawn_before_input': swap(
+            ('    h = rng.standard_normal((n_samples, width))\n',
+             '    Ws = [init_weights(width, width, scheme, rng) for _ in range(depth)]\n'
+             '    h = rng.standard_normal((n_samples, width))\n'),
+            ('        W = init_weights(width, width, scheme, rng)\n', '        W = Ws[layer]\n'),
+        ),
+        'std_per_unit_averaged': swap('stds[layer] = h.std()', 'stds[layer] = h.std(axis=0).mean()'),
+        'includes_input_std': swap(('stds = np.empty(depth)', 'stds = np.empty(depth + 1)\n    stds[0] = h.std()'),
+                                   ('stds[layer] = h.std()', 'stds[layer + 1] = h.std()')),
+        'ignores_n_samples': swap('rng.standard_normal((n_samples, width))\n', 'rng.standard_normal((1000, width))\n'),
     },
     'dropout': {
         'no_rescaling': swap(
@@ -196,14 +110,10 @@ def activation_stds(depth, width, scheme, activation, rng, n_samples=1000):
     return np.where(keep, x / (1.0 - p), 0.0''',
             '''x.copy()
     return x * rng.binomial(1, 1 - p, size=x.shape) / (1 - p'''),
-        'draws_in_eval_mode': '''
-import numpy as np
-def dropout(x, p, rng, training=True):
-    keep = rng.random(x.shape) >= p
-    if not training:
-        return x.copy()
-    return np.where(keep, x / (1 - p), 0.0)
-''',
+        'draws_in_eval_mode': swap(
+            ('    if not training:\n', '    keep = rng.random(x.shape) >= p\n    if not training:\n'),
+            ('    keep = rng.random(x.shape) >= p\n    return', '    return'),
+        ),
         'mask_in_place': swap(
             '''np.array(x, dtype=float, copy=True)
     keep = rng.random(x.shape) >= p
@@ -226,78 +136,26 @@ def dropout(x, p, rng, training=True):
         ),
     },
     'batchnorm_forward': {
-        'biased_running_var': '''
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    if training:
-        mean, var = x.mean(0), x.var(0)
-        rm = (1 - momentum) * running_mean + momentum * mean
-        rv = (1 - momentum) * running_var + momentum * var
-    else:
-        mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
-''',
-        'normalises_with_unbiased_var': '''
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    if training:
-        mean, var = x.mean(0), x.var(0, ddof=1)
-        rm = (1 - momentum) * running_mean + momentum * mean
-        rv = (1 - momentum) * running_var + momentum * var
-    else:
-        mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
-''',
-        'momentum_reversed': '''
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    if training:
-        n = x.shape[0]
-        mean, var = x.mean(0), x.var(0)
-        rm = momentum * running_mean + (1 - momentum) * mean
-        rv = momentum * running_var + (1 - momentum) * var * n / (n - 1)
-    else:
-        mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
-''',
-        'batch_stats_in_eval': '''
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    n = x.shape[0]
-    mean, var = x.mean(0), x.var(0)
-    if training:
-        rm = (1 - momentum) * running_mean + momentum * mean
-        rv = (1 - momentum) * running_var + momentum * var * n / (n - 1)
-    else:
-        rm, rv = running_mean.copy(), running_var.copy()
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta, rm, rv
-''',
-        'eps_outside_sqrt': '''
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    if training:
-        n = x.shape[0]
-        mean, var = x.mean(0), x.var(0)
-        rm = (1 - momentum) * running_mean + momentum * mean
-        rv = (1 - momentum) * running_var + momentum * var * n / (n - 1)
-    else:
-        mean, var, rm, rv = running_mean, running_var, running_mean.copy(), running_var.copy()
-    return gamma * (x - mean) / (np.sqrt(var) + eps) + beta, rm, rv
-''',
-        'running_stats_updated_in_place': '''
-import numpy as np
-def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momentum=0.1, eps=1e-5):
-    if training:
-        n = x.shape[0]
-        mean, var = x.mean(0), x.var(0)
-        running_mean *= 1 - momentum
+        'biased_running_var': swap(' * n / (n - 1)', ''),
+        'normalises_with_unbiased_var': swap(('x.var(axis=0)', 'x.var(axis=0, ddof=1)'), (' * n / (n - 1)', '')),
+        'momentum_reversed': swap(
+            ('(1 - momentum) * running_mean + momentum * mean', 'momentum * running_mean + (1 - momentum) * mean'),
+            ('(1 - momentum) * running_var + momentum * var', 'momentum * running_var + (1 - momentum) * var'),
+        ),
+        'batch_stats_in_eval': swap('mean, var = running_mean, running_var',
+                                    'mean, var = x.mean(axis=0), x.var(axis=0)'),
+        'eps_outside_sqrt': swap('np.sqrt(var + eps)', '(np.sqrt(var) + eps)'),
+        'running_stats_updated_in_place': swap(
+            ('''        new_mean = (1 - momentum) * running_mean + momentum * mean
+        new_var = (1 - momentum) * running_var + momentum * var * n / (n - 1)''',
+             '''        running_mean *= 1 - momentum
         running_mean += momentum * mean
         running_var *= 1 - momentum
         running_var += momentum * var * n / (n - 1)
-    else:
-        mean, var = running_mean, running_var
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta, running_mean, running_var
-''',
+        new_mean, new_var = running_mean, running_var'''),
+            ('running_mean.copy(), running_var.copy()', 'running_mean, running_var'),
+        ),
+        # a torch program, not an edit of the reference: kept whole
         'uses_torch': '''
 import numpy as np
 import torch
@@ -315,18 +173,8 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
     return gamma * (x - mean) / np.sqrt(var + eps) + beta'''),
     },
     'layernorm_forward': {
-        'unbiased_var': '''
-import numpy as np
-def layernorm_forward(x, gamma, beta, eps=1e-5):
-    mean, var = x.mean(-1, keepdims=True), x.var(-1, ddof=1, keepdims=True)
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta
-''',
-        'eps_outside_sqrt': '''
-import numpy as np
-def layernorm_forward(x, gamma, beta, eps=1e-5):
-    mean, std = x.mean(-1, keepdims=True), x.std(-1, keepdims=True)
-    return gamma * (x - mean) / (std + eps) + beta
-''',
+        'unbiased_var': swap('x.var(axis=-1, keepdims=True)', 'x.var(axis=-1, ddof=1, keepdims=True)'),
+        'eps_outside_sqrt': swap('np.sqrt(var + eps)', '(np.sqrt(var) + eps)'),
         'axis_1_only_for_2d': swap(
             '''mean = x.mean(axis=-1, keepdims=True)
     var = x.var(axis=-1, keepdims=True)
@@ -334,12 +182,8 @@ def layernorm_forward(x, gamma, beta, eps=1e-5):
             '''x2 = np.atleast_2d(x)
     mean, var = x2.mean(1, keepdims=True), x2.var(1, keepdims=True)
     return (gamma * (x2 - mean) / np.sqrt(var + eps) + beta).reshape(x.shape)'''),
-        'normalises_over_batch_axis': '''
-import numpy as np
-def layernorm_forward(x, gamma, beta, eps=1e-5):
-    mean, var = x.mean(0, keepdims=True), x.var(0, keepdims=True)
-    return gamma * (x - mean) / np.sqrt(var + eps) + beta
-''',
+        'normalises_over_batch_axis': swap(('x.mean(axis=-1', 'x.mean(axis=0'), ('x.var(axis=-1', 'x.var(axis=0')),
+        # a torch program, not an edit of the reference: kept whole
         'uses_torch': '''
 import numpy as np
 import torch
@@ -362,69 +206,26 @@ def'''),
         ),
     },
     'sgd_momentum_step': {
-        'weight_decay_after_momentum': '''
-import numpy as np
-def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
-    if momentum == 0:
-        return param - lr * (grad + weight_decay * param), None
-    buf = grad.copy() if buf is None else momentum * buf + grad
-    d = grad + momentum * buf if nesterov else buf
-    return param - lr * (d + weight_decay * param), buf
-''',
-        'dampened_buffer': '''
-import numpy as np
-def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
-    g = grad + weight_decay * param
-    if momentum == 0:
-        return param - lr * g, None
-    buf = (1 - momentum) * g if buf is None else momentum * buf + (1 - momentum) * g
-    d = g + momentum * buf if nesterov else buf
-    return param - lr * d, buf
-''',
-        'nesterov_ignored': '''
-import numpy as np
-def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
-    g = grad + weight_decay * param
-    if momentum == 0:
-        return param - lr * g, None
-    buf = g.copy() if buf is None else momentum * buf + g
-    return param - lr * buf, buf
-''',
-        'nesterov_with_old_buffer': '''
-import numpy as np
-def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
-    g = grad + weight_decay * param
-    if momentum == 0:
-        return param - lr * g, None
-    old = np.zeros_like(g) if buf is None else buf
-    buf = g.copy() if buf is None else momentum * buf + g
-    d = g + momentum * old if nesterov else buf
-    return param - lr * d, buf
-''',
-        'in_place_update': '''
-import numpy as np
-def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
-    g = grad + weight_decay * param
-    if momentum == 0:
-        param -= lr * g
-        return param, None
-    if buf is None:
-        buf = g.copy()
-    else:
-        buf *= momentum
-        buf += g
-    d = g + momentum * buf if nesterov else buf
-    param -= lr * d
-    return param, buf
-''',
-        'zero_buffer_without_momentum': '''
-import numpy as np
-def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nesterov=False):
-    g = grad + weight_decay * param
-    buf = g.copy() if buf is None else momentum * buf + g
-    d = g + momentum * buf if nesterov else buf
-    return param - lr * d, buf
-''',
+        'weight_decay_after_momentum': swap(
+            ('    g = grad + weight_decay * param\n', '    g = grad\n'),
+            ('return param - lr * g, None', 'return param - lr * (g + weight_decay * param), None'),
+            ('return param - lr * direction, buf', 'return param - lr * (direction + weight_decay * param), buf'),
+        ),
+        'dampened_buffer': swap('buf = g.copy() if buf is None else momentum * buf + g',
+                                'buf = (1 - momentum) * g if buf is None else momentum * buf + (1 - momentum) * g'),
+        'nesterov_ignored': swap('direction = g + momentum * buf if nesterov else buf', 'direction = buf'),
+        'nesterov_with_old_buffer': swap(
+            ('    buf = g.copy() if buf is None',
+             '    old = np.zeros_like(g) if buf is None else buf\n    buf = g.copy() if buf is None'),
+            ('g + momentum * buf if nesterov', 'g + momentum * old if nesterov'),
+        ),
+        'in_place_update': swap(
+            ('return param - lr * g, None', 'param -= lr * g\n        return param, None'),
+            ('    buf = g.copy() if buf is None else momentum * buf + g\n',
+             '    if buf is None:\n        buf = g.copy()\n    else:\n        buf *= momentum\n        buf += g\n'),
+            ('return param - lr * direction, buf', 'param -= lr * direction\n    return param, buf'),
+        ),
+        'zero_buffer_without_momentum': swap('    if momentum == 0:\n        return param - lr * g, None\n', ''),
     },
     'adam_step': {
         'no_bias_correction': swap(
@@ -451,27 +252,11 @@ def sgd_momentum_step(param, grad, buf, lr, momentum=0.0, weight_decay=0.0, nest
     v = b2 * v + (1 - b2) * grad ** 2
     return param - lr * (m / (1 - b1 ** t)) / np.sqrt(v / (1 - b2 ** t'''),
         ),
-        'decoupled_ignored': '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps), m, v
-''',
-        'decay_without_lr': '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    if decoupled:
-        param = param * (1 - weight_decay)
+        'decoupled_ignored': swap('''    if decoupled:
+        param = param * (1 - lr * weight_decay)
     else:
-        grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps), m, v
-''',
+        grad''', '''    grad'''),
+        'decay_without_lr': swap('param * (1 - lr * weight_decay)', 'param * (1 - weight_decay)'),
         'bias_correction_off_by_one': swap(
             ('beta1, beta2',
              'b1, b2'),
@@ -498,19 +283,18 @@ def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weigh
     v += (1 - b2) * grad ** 2
     return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)'''),
         ),
-        'decoupled_decay_after_step': '''
-import numpy as np
-def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, decoupled=False):
-    b1, b2 = betas
-    if not decoupled:
-        grad = grad + weight_decay * param
-    m = b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    new = param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps)
+        'decoupled_decay_after_step': swap(
+            ('''    if decoupled:
+        param = param * (1 - lr * weight_decay)
+    else:
+        grad''', '''    if not decoupled:
+        grad'''),
+            ('    return param - lr * m_hat / (np.sqrt(v_hat) + eps), m, v',
+             '''    new = param - lr * m_hat / (np.sqrt(v_hat) + eps)
     if decoupled:
         new = new * (1 - lr * weight_decay)
-    return new, m, v
-''',
+    return new, m, v'''),
+        ),
         'default_lr_1e-2': swap(
             ('3',
              '2'),
@@ -521,50 +305,25 @@ def adam_step(param, grad, m, v, t, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weigh
         ),
     },
     'cross_entropy': {
-        'naive_softmax_overflows': '''
-import numpy as np
-def cross_entropy(logits, targets, label_smoothing=0.0):
-    q = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
-    log_q = np.log(q)
-    n, k = logits.shape
-    nll = -log_q[np.arange(n), targets]
-    return float(np.mean((1 - label_smoothing) * nll - label_smoothing * log_q.mean(axis=1)))
-''',
-        'smoothing_over_other_classes': '''
-import numpy as np
-def cross_entropy(logits, targets, label_smoothing=0.0):
-    z = logits - logits.max(axis=1, keepdims=True)
-    log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    n, k = logits.shape
-    t = np.full((n, k), label_smoothing / (k - 1))
-    t[np.arange(n), targets] = 1 - label_smoothing
-    return float(-(t * log_q).sum(axis=1).mean())
-''',
-        'sum_over_batch': '''
-import numpy as np
-def cross_entropy(logits, targets, label_smoothing=0.0):
-    z = logits - logits.max(axis=1, keepdims=True)
-    log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    n, k = logits.shape
-    nll = -log_q[np.arange(n), targets]
-    return float(np.sum((1 - label_smoothing) * nll - label_smoothing * log_q.mean(axis=1)))
-''',
+        'naive_softmax_overflows': swap('''z = logits - logits.max(axis=1, keepdims=True)
+    log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))''',
+                                        'log_q = np.log(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True))'),
+        'smoothing_over_other_classes': swap(
+            '''    uniform = -log_q.mean(axis=1)
+    return float(np.mean((1 - label_smoothing) * nll + label_smoothing * uniform))''',
+            '''    others = (-log_q.sum(axis=1) - nll) / (logits.shape[1] - 1)
+    return float(np.mean((1 - label_smoothing) * nll + label_smoothing * others))'''),
+        'sum_over_batch': swap('float(np.mean(', 'float(np.sum('),
         'smoothing_ignored': swap(
             '''n = logits.shape[0]
     nll = -log_q[np.arange(n), np.asarray(targets, dtype=int)]
     uniform = -log_q.mean(axis=1)
     return float(np.mean((1 - label_smoothing) * nll + label_smoothing * uniform''',
             'return float(-log_q[np.arange(logits.shape[0]), targets].mean('),
-        'log_of_clipped_softmax': '''
-import numpy as np
-def cross_entropy(logits, targets, label_smoothing=0.0):
-    z = logits - logits.max(axis=1, keepdims=True)
-    q = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
-    log_q = np.log(np.clip(q, 1e-12, 1.0))
-    n, k = logits.shape
-    nll = -log_q[np.arange(n), targets]
-    return float(np.mean((1 - label_smoothing) * nll - label_smoothing * log_q.mean(axis=1)))
-''',
+        'log_of_clipped_softmax': swap(
+            'log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))',
+            'log_q = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-12, 1.0))'),
+        # a torch program, not an edit of the reference: kept whole
         'uses_torch': '''
 import numpy as np
 import torch
@@ -574,49 +333,18 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
 ''',
     },
     'distillation_loss': {
-        't_squared_factor': '''
-import numpy as np
-def distillation_loss(student_logits, teacher_logits, T):
-    def log_softmax(z):
-        z = z - z.max(axis=1, keepdims=True)
-        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    p = np.exp(log_softmax(teacher_logits / T))
-    return float(-(p * log_softmax(student_logits / T)).sum(axis=1).mean() * T ** 2)
-''',
-        'student_not_tempered': '''
-import numpy as np
-def distillation_loss(student_logits, teacher_logits, T):
-    def log_softmax(z):
-        z = z - z.max(axis=1, keepdims=True)
-        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    p = np.exp(log_softmax(teacher_logits / T))
-    return float(-(p * log_softmax(student_logits)).sum(axis=1).mean())
-''',
-        'kl_instead_of_cross_entropy': '''
-import numpy as np
-def distillation_loss(student_logits, teacher_logits, T):
-    def log_softmax(z):
-        z = z - z.max(axis=1, keepdims=True)
-        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    log_p = log_softmax(teacher_logits / T)
-    return float((np.exp(log_p) * (log_p - log_softmax(student_logits / T))).sum(axis=1).mean())
-''',
-        'naive_softmax_overflows': '''
-import numpy as np
-def distillation_loss(student_logits, teacher_logits, T):
-    p = np.exp(teacher_logits / T) / np.exp(teacher_logits / T).sum(axis=1, keepdims=True)
-    q = np.exp(student_logits / T) / np.exp(student_logits / T).sum(axis=1, keepdims=True)
-    return float(-(p * np.log(q)).sum(axis=1).mean())
-''',
-        'roles_swapped': '''
-import numpy as np
-def distillation_loss(student_logits, teacher_logits, T):
-    def log_softmax(z):
-        z = z - z.max(axis=1, keepdims=True)
-        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-    q = np.exp(log_softmax(student_logits / T))
-    return float(-(q * log_softmax(teacher_logits / T)).sum(axis=1).mean())
-''',
+        't_squared_factor': swap('.sum(axis=1).mean())', '.sum(axis=1).mean() * T ** 2)'),
+        'student_not_tempered': swap('zs = student_logits / T', 'zs = student_logits'),
+        'kl_instead_of_cross_entropy': swap('return float(-(p * log_q).sum(axis=1).mean())',
+                                            '''log_p = zt - zt.max(axis=1, keepdims=True)
+    log_p = log_p - np.log(np.exp(log_p).sum(axis=1, keepdims=True))
+    return float((p * (log_p - log_q)).sum(axis=1).mean())'''),
+        'naive_softmax_overflows': swap(('    zs = zs - zs.max(axis=1, keepdims=True)\n', ''),
+                                        ('np.exp(zt - zt.max(axis=1, keepdims=True))', 'np.exp(zt)')),
+        'roles_swapped': swap('return float(-(p * log_q).sum(axis=1).mean())',
+                              '''log_p = zt - zt.max(axis=1, keepdims=True)
+    log_p = log_p - np.log(np.exp(log_p).sum(axis=1, keepdims=True))
+    return float(-(np.exp(log_q) * log_p).sum(axis=1).mean())'''),
     },
     'distillation_grad': {
         'missing_one_over_T': swap(
@@ -635,14 +363,8 @@ def distillation_loss(student_logits, teacher_logits, T):
             '''n = student_logits.shape[0]
     return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
             'return (softmax(student_logits / T) - softmax(teacher_logits / T)) * T / student_logits.shape[0]'),
-        'naive_softmax_overflows': '''
-import numpy as np
-def distillation_grad(student_logits, teacher_logits, T):
-    def softmax(z):
-        e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / student_logits.shape[0]
-''',
+        'naive_softmax_overflows': swap('np.exp(z - z.max(axis=1, keepdims=True))', 'np.exp(z)'),
+        # a torch program, not an edit of the reference: kept whole
         'uses_autograd': '''
 import numpy as np
 import torch
@@ -654,105 +376,15 @@ def distillation_grad(student_logits, teacher_logits, T):
 ''',
     },
     'early_stopping': {
-        'ties_improve': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    best, fails, stop = np.inf, 0, len(val_losses) - 1
-    for e, loss in enumerate(val_losses):
-        if loss <= best:
-            best, fails = loss, 0
-        else:
-            fails += 1
-        if fails >= patience:
-            stop = e
-            break
-    return stop, int(np.argmin(val_losses[:stop + 1]))
-''',
-        'patience_off_by_one': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    best, fails, stop = np.inf, 0, len(val_losses) - 1
-    for e, loss in enumerate(val_losses):
-        if loss < best:
-            best, fails = loss, 0
-        else:
-            fails += 1
-        if fails > patience:
-            stop = e
-            break
-    return stop, int(np.argmin(val_losses[:stop + 1]))
-''',
-        'compares_with_previous_epoch': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    prev, fails, stop = np.inf, 0, len(val_losses) - 1
-    for e, loss in enumerate(val_losses):
-        if loss < prev:
-            fails = 0
-        else:
-            fails += 1
-        prev = loss
-        if fails >= patience:
-            stop = e
-            break
-    return stop, int(np.argmin(val_losses[:stop + 1]))
-''',
-        'best_over_all_epochs': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    best, fails, stop = np.inf, 0, len(val_losses) - 1
-    for e, loss in enumerate(val_losses):
-        if loss < best:
-            best, fails = loss, 0
-        else:
-            fails += 1
-        if fails >= patience:
-            stop = e
-            break
-    return stop, int(np.argmin(val_losses))
-''',
-        'never_stops_returns_length': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    best, fails, stop = np.inf, 0, len(val_losses)
-    for e, loss in enumerate(val_losses):
-        if loss < best:
-            best, fails = loss, 0
-        else:
-            fails += 1
-        if fails >= patience:
-            stop = e
-            break
-    return stop, int(np.argmin(val_losses[:stop + 1]))
-''',
-        'failure_count_never_reset': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    best, fails, stop = np.inf, 0, len(val_losses) - 1
-    for e, loss in enumerate(val_losses):
-        if loss < best:
-            best = loss
-        else:
-            fails += 1
-        if fails >= patience:
-            stop = e
-            break
-    return stop, int(np.argmin(val_losses[:stop + 1]))
-''',
-        'stops_the_epoch_after': '''
-import numpy as np
-def early_stopping(val_losses, patience):
-    best, fails, stop = np.inf, 0, len(val_losses) - 1
-    for e, loss in enumerate(val_losses):
-        if loss < best:
-            best, fails = loss, 0
-        else:
-            fails += 1
-        if fails >= patience:
-            stop = min(e + 1, len(val_losses) - 1)
-            break
-    return stop, int(np.argmin(val_losses[:stop + 1]))
-''',
+        'ties_improve': swap('if loss < best', 'if loss <= best'),
+        'patience_off_by_one': swap('failures >= patience', 'failures > patience'),
+        'compares_with_previous_epoch': swap(('best, failures = loss, 0', 'failures = 0'),
+                                             ('        if failures >= patience:',
+                                              '        best = loss\n        if failures >= patience:')),
+        'best_over_all_epochs': swap('np.argmin(losses[:stop + 1])', 'np.argmin(losses)'),
+        'never_stops_returns_length': swap('0, len(losses) - 1', '0, len(losses)'),
+        'failure_count_never_reset': swap('best, failures = loss, 0', 'best = loss'),
+        'stops_the_epoch_after': swap('stop = epoch\n', 'stop = min(epoch + 1, len(losses) - 1)\n'),
     },
     'ridge_solution': {
         'missing_H_on_the_right': swap(
@@ -779,63 +411,18 @@ def early_stopping(val_losses, patience):
     return np.linalg.solve(np.eye(len(H)) + mu * Hinv,'''),
     },
     'batchnorm_backward': {
-        'mean_treated_as_constant': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=0) + eps)
-    xhat = (x - x.mean(axis=0)) / s
-    g = dy * gamma
-    return (g - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
-        'variance_treated_as_constant': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=0) + eps)
-    xhat = (x - x.mean(axis=0)) / s
-    g = dy * gamma
-    return (g - g.mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
-        'gamma_forgotten_in_dx': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=0) + eps)
-    xhat = (x - x.mean(axis=0)) / s
-    g = dy
-    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
-        'unbiased_variance': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=0, ddof=1) + eps)
-    xhat = (x - x.mean(axis=0)) / s
-    g = dy * gamma
-    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
-        'statistics_over_features': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=1, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=1, keepdims=True)) / s
-    g = dy * gamma
-    dx = (g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True)) / s
-    return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
-        'dgamma_not_summed': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=0) + eps)
-    xhat = (x - x.mean(axis=0)) / s
-    g = dy * gamma
-    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, dy * xhat, dy.sum(axis=0)
-''',
-        'default_eps_1e-3': '''
-import numpy as np
-def batchnorm_backward(dy, x, gamma, eps=1e-3):
-    s = np.sqrt(x.var(axis=0) + eps)
-    xhat = (x - x.mean(axis=0)) / s
-    g = dy * gamma
-    return (g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0)) / s, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
+        'mean_treated_as_constant': swap('(g - g.mean(axis=0) - xhat', '(g - xhat'),
+        'variance_treated_as_constant': swap(' - xhat * (g * xhat).mean(axis=0)) / s', ') / s'),
+        'gamma_forgotten_in_dx': swap('g = dy * gamma', 'g = dy'),
+        'unbiased_variance': swap('x.var(axis=0)', 'x.var(axis=0, ddof=1)'),
+        'statistics_over_features': swap(
+            ('x.var(axis=0)', 'x.var(axis=1, keepdims=True)'),
+            ('x.mean(axis=0)', 'x.mean(axis=1, keepdims=True)'),
+            ('(g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0))',
+             '(g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))'),
+        ),
+        'dgamma_not_summed': swap('(dy * xhat).sum(axis=0)', 'dy * xhat'),
+        'default_eps_1e-3': swap('eps=1e-5', 'eps=1e-3'),
     },
     'layernorm_backward': {
         'statistics_over_axis_0': swap(
@@ -848,45 +435,10 @@ def batchnorm_backward(dy, x, gamma, eps=1e-3):
             ('-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1',
              '0, keepdims=True) - xhat * (g * xhat).mean(axis=0'),
         ),
-        'variance_treated_as_constant': '''
-import numpy as np
-def layernorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
-    g = dy * gamma
-    dx = (g - g.mean(axis=-1, keepdims=True)) / s
-    lead = tuple(range(x.ndim - 1))
-    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-''',
-        'parameter_grads_summed_over_axis_0_only': '''
-import numpy as np
-def layernorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
-    g = dy * gamma
-    dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
-    return dx, (dy * xhat).sum(axis=0), dy.sum(axis=0)
-''',
-        'mean_treated_as_constant': '''
-import numpy as np
-def layernorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
-    g = dy * gamma
-    dx = (g - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
-    lead = tuple(range(x.ndim - 1))
-    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-''',
-        'dx_without_gamma': '''
-import numpy as np
-def layernorm_backward(dy, x, gamma, eps=1e-5):
-    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
-    g = dy
-    dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
-    lead = tuple(range(x.ndim - 1))
-    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
-''',
+        'variance_treated_as_constant': swap(' - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s', ') / s'),
+        'parameter_grads_summed_over_axis_0_only': swap('lead = tuple(range(x.ndim - 1))', 'lead = 0'),
+        'mean_treated_as_constant': swap('(g - g.mean(axis=-1, keepdims=True) - xhat', '(g - xhat'),
+        'dx_without_gamma': swap('g = dy * gamma', 'g = dy'),
     },
 }
 
