@@ -157,56 +157,22 @@ def spectral_filter(L, x, alphas):
         for i in range(M):
             sig = (colours[i], tuple(sorted(colours[j] for j in neighbours[i])))
             colours[i] = table.setdefault(sig, len(table))'''),
-        'set_not_multiset': swap(
-            ('''A = np.asarray(A)
-    M = A.shape[0]
-    neighbours = [np.flatnonzero(A[i]) for i in range(M)]''',
-             'M = len(A)'),
-            ('signatures = [(colours[i], tuple(sorted(colours[j] for j in neighbours[i]',
-             'sigs = [(colours[i], tuple(sorted(set(colours[j] for j in np.flatnonzero(A[i]))'),
-            ('sig, len(table)) for sig in signatures',
-             's, len(table)) for s in sigs'),
-        ),
-        'sorted_numbering': swap(
-            ('''A = np.asarray(A)
-    M = A.shape[0]
-    neighbours = [np.flatnonzero(A[i]) for i in range(M)]''',
-             'M = len(A)'),
-            ('''signatures = [(colours[i], tuple(sorted(colours[j] for j in neighbours[i]))) for i in range(M)]
-        table = {}
-        colours = [table.setdefault(sig, len(table)) for sig in signatures''',
-             '''sigs = [(colours[i], tuple(sorted(colours[j] for j in np.flatnonzero(A[i])))) for i in range(M)]
-        order = sorted(set(sigs))
-        colours = [order.index(s) for s in sigs'''),
-        ),
-        'one_round_too_many': swap(
-            ('''A = np.asarray(A)
-    M = A.shape[0]
-    neighbours = [np.flatnonzero(A[i]) for i in range(M)]''',
-             'M = len(A)'),
-            ('''):
-        signatures = [(colours[i], tuple(sorted(colours[j] for j in neighbours[i]''',
-             ''' + 1):
-        sigs = [(colours[i], tuple(sorted(colours[j] for j in np.flatnonzero(A[i])'''),
-            ('sig, len(table)) for sig in signatures',
-             's, len(table)) for s in sigs'),
-        ),
+        'set_not_multiset': swap('tuple(sorted(colours[j] for j in neighbours[i]))',
+                                 'tuple(sorted(set(colours[j] for j in neighbours[i])))'),
+        'sorted_numbering': swap('''        table = {}
+        colours = [table.setdefault(sig, len(table)) for sig in signatures]''',
+                                 '''        order = sorted(set(signatures))
+        colours = [order.index(sig) for sig in signatures]'''),
+        'one_round_too_many': swap('range(iterations)', 'range(iterations + 1)'),
         'neighbour_colour_sum': swap('tuple(sorted(colours[j] for j in neighbours[i]))', 'int(A[i] @ colours)'),
         'degree_only': swap('range(iterations)', 'range(min(iterations, 1))'),
         'degree_and_colour_sum_signature': swap('tuple(sorted(colours[j] for j in neighbours[i]))',
                                                 'int(A[i].sum()), int(A[i] @ colours)'),
         'string_signature_collides': swap(
-            ('''A = np.asarray(A)
-    M = A.shape[0]
-    neighbours = [np.flatnonzero(A[i]) for i in range(M)]''',
-             'M = len(A)'),
-            ('signatures = [(colours[i], tuple(sorted(colours[j] for j in neighbours[i])))',
-             '''sigs = [str(colours[i]) + "".join(str(colours[j])
-                                      for j in sorted(np.flatnonzero(A[i]), key=lambda j: colours[j]))
-               '''),
-            ('sig, len(table)) for sig in signatures',
-             's, len(table)) for s in sigs'),
-        ),
+            'signatures = [(colours[i], tuple(sorted(colours[j] for j in neighbours[i]))) for i in range(M)]',
+            '''signatures = [str(colours[i])
+                      + "".join(str(colours[j]) for j in sorted(neighbours[i], key=lambda j: colours[j]))
+                      for i in range(M)]'''),
     },
     'wl_distinguishes': {
         'separate_refinement': swap('wl_colors(union, iterations)',

@@ -10,59 +10,20 @@ MUTANTS = {
         'transposed_shape': swap('0.0, std, size=(fan_out, fan_in)', '0.0, std, size=(fan_in, fan_out)'),
         'xavier_without_2': swap('np.sqrt(2.0 / (fan_in + fan_out))', 'np.sqrt(1.0 / (fan_in + fan_out))'),
         'he_uses_fan_out': swap('np.sqrt(2.0 / fan_in)', 'np.sqrt(2.0 / fan_out)'),
-        'variance_as_std': swap(
-            ('std = 1.0 / np.sqrt(fan_in)',
-             'var = 1 / fan_in'),
-            ('std = np.sqrt(2.0 / (fan_in + fan_out)',
-             'var = 2 / (fan_in + fan_out'),
-            ('std = np.sqrt(2.0 / fan_in)',
-             'var = 2 / fan_in'),
-            ('''f"unknown initialisation scheme {scheme!r}")
-    return rng.normal(0.0, std''',
-             '''scheme)
-    return rng.normal(0.0, var'''),
-        ),
-        'unknown_scheme_falls_back_to_lecun': swap(
-            ('''lecun":
-        std = 1.0 / np.sqrt(fan_in)
-    elif scheme == "xavier":
-        std = np.sqrt(2.0''',
-             '''xavier":
-        std = np.sqrt(2'''),
-            ('sqrt(2.0 / fan_in',
-             'sqrt(2 / fan_in'),
-            ('raise ValueError(f"unknown initialisation scheme {scheme!r}"',
-             'std = 1 / np.sqrt(fan_in'),
-        ),
+        'variance_as_std': swap('rng.normal(0.0, std, size', 'rng.normal(0.0, std ** 2, size'),
+        'unknown_scheme_falls_back_to_lecun': swap('raise ValueError(f"unknown initialisation scheme {scheme!r}")',
+                                                   'std = 1.0 / np.sqrt(fan_in)'),
         'uniform_with_the_right_std': swap('return rng.normal(0.0, std, size=(fan_out, fan_in))',
                                            '''a = np.sqrt(3) * std
     return rng.uniform(-a, a, size=(fan_out, fan_in))'''),
     },
     'orthogonal_init': {
-        'no_sign_fix': swap(
-            '''A = rng.standard_normal((n, n))
-    Q, R = np.linalg.qr(A)
-    return Q * np.sign(np.diag(R))''',
-            '''Q, R = np.linalg.qr(rng.standard_normal((n, n)))
-    return Q'''),
-        'rows_scaled': swap(
-            '''A = rng.standard_normal((n, n))
-    Q, R = np.linalg.qr(A)
-    return Q * np.sign(np.diag(R))''',
-            '''Q, R = np.linalg.qr(rng.standard_normal((n, n)))
-    return Q * np.sign(np.diag(R))[:, None]'''),
-        'svd_instead_of_qr': swap(
-            '''A = rng.standard_normal((n, n))
-    Q, R = np.linalg.qr(A)
-    return Q * np.sign(np.diag(R))''',
-            '''U, s, Vt = np.linalg.svd(rng.standard_normal((n, n)))
+        'no_sign_fix': swap(' * np.sign(np.diag(R))', ''),
+        'rows_scaled': swap('np.sign(np.diag(R))', 'np.sign(np.diag(R))[:, None]'),
+        'svd_instead_of_qr': swap('''Q, R = np.linalg.qr(A)
+    return Q * np.sign(np.diag(R))''', '''U, s, Vt = np.linalg.svd(A)
     return U'''),
-        'transposed': swap(
-            '''A = rng.standard_normal((n, n))
-    Q, R = np.linalg.qr(A)
-    return Q * np.sign(np.diag(R))''',
-            '''Q, R = np.linalg.qr(rng.standard_normal((n, n)))
-    return (Q * np.sign(np.diag(R))).T'''),
+        'transposed': swap('return Q * np.sign(np.diag(R))', 'return (Q * np.sign(np.diag(R))).T'),
         'gram_matrix_not_orthogonal': swap(
             '''Q, R = np.linalg.qr(A)
     return Q * np.sign(np.diag(R)''',
