@@ -148,30 +148,10 @@ def'''),
     return [g.copy() for g in grads], total'''),
     },
     'lstm_cell': {
-        'gate_order_ifog': swap(
-            ('a_g, a_o',
-             'a_o, a_g'),
-            ('''h_new = sigmoid(a_o) * np.tanh(c_new)
-    return h_new''',
-             'return sigmoid(a_o) * np.tanh(c_new)'),
-        ),
-        'no_tanh_on_cell_output': swap(
-            '''h_new = sigmoid(a_o) * np.tanh(c_new)
-    return h_new''',
-            'return sigmoid(a_o) * c_new'),
-        'sigmoid_candidate': swap(
-            '''np.tanh(a_g)
-    h_new = sigmoid(a_o) * np.tanh(c_new)
-    return h_new''',
-            '''sigmoid(a_g)
-    return sigmoid(a_o) * np.tanh(c_new)'''),
-        'one_bias_only': swap(
-            ('b_ih + h @ W_hh.T + b_hh',
-             'h @ W_hh.T + b_ih'),
-            ('''h_new = sigmoid(a_o) * np.tanh(c_new)
-    return h_new''',
-             'return sigmoid(a_o) * np.tanh(c_new)'),
-        ),
+        'gate_order_ifog': swap('a_g, a_o', 'a_o, a_g'),
+        'no_tanh_on_cell_output': swap('sigmoid(a_o) * np.tanh(c_new)', 'sigmoid(a_o) * c_new'),
+        'sigmoid_candidate': swap('np.tanh(a_g)', 'sigmoid(a_g)'),
+        'one_bias_only': swap('b_ih + h @ W_hh.T + b_hh', 'b_ih + h @ W_hh.T'),
         'no_batch_support': swap(
             ('x @ W_ih.T + b_ih + h @ W_hh.T + b_hh',
              'W_ih @ x + b_ih + W_hh @ h + b_hh'),

@@ -189,61 +189,19 @@ def'''),
         'zero_buffer_without_momentum': swap('    if momentum == 0:\n        return param - lr * g, None\n', ''),
     },
     'adam_step': {
-        'no_bias_correction': swap(
-            ('beta1, beta2',
-             'b1, b2'),
-            ('''beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad ** 2
-    m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat''',
-             '''b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * m / (np.sqrt(v'''),
-        ),
-        'eps_inside_sqrt': swap(
-            ('beta1, beta2',
-             'b1, b2'),
-            ('''beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad ** 2
-    m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat''',
-             '''b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** t)) / np.sqrt(v / (1 - b2 ** t'''),
-        ),
+        'no_bias_correction': swap('lr * m_hat / (np.sqrt(v_hat)', 'lr * m / (np.sqrt(v)'),
+        'eps_inside_sqrt': swap('(np.sqrt(v_hat) + eps)', 'np.sqrt(v_hat + eps)'),
         'decoupled_ignored': swap('''    if decoupled:
         param = param * (1 - lr * weight_decay)
     else:
         grad''', '''    grad'''),
         'decay_without_lr': swap('param * (1 - lr * weight_decay)', 'param * (1 - weight_decay)'),
-        'bias_correction_off_by_one': swap(
-            ('beta1, beta2',
-             'b1, b2'),
-            ('''beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad ** 2
-    m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat''',
-             '''b1 * m + (1 - b1) * grad
-    v = b2 * v + (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** (t + 1))) / (np.sqrt(v / (1 - b2 ** (t + 1))'''),
-        ),
-        'moments_in_place': swap(
-            ('beta1, beta2',
-             'b1, b2'),
-            ('''= beta1 * m + (1 - beta1) * grad
-    v = beta2 * v + (1 - beta2) * grad ** 2
-    m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat''',
-             '''*= b1
-    m += (1 - b1) * grad
-    v *= b2
-    v += (1 - b2) * grad ** 2
-    return param - lr * (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)'''),
-        ),
+        'bias_correction_off_by_one': swap(('beta1 ** t', 'beta1 ** (t + 1)'), ('beta2 ** t', 'beta2 ** (t + 1)')),
+        'moments_in_place': swap('''    m = beta1 * m + (1 - beta1) * grad
+    v = beta2 * v + (1 - beta2) * grad ** 2''', '''    m *= beta1
+    m += (1 - beta1) * grad
+    v *= beta2
+    v += (1 - beta2) * grad ** 2'''),
         'decoupled_decay_after_step': swap(
             ('''    if decoupled:
         param = param * (1 - lr * weight_decay)
@@ -256,14 +214,7 @@ def'''),
         new = new * (1 - lr * weight_decay)
     return new, m, v'''),
         ),
-        'default_lr_1e-2': swap(
-            ('3',
-             '2'),
-            ('''m_hat = m / (1 - beta1 ** t)
-    v_hat = v / (1 - beta2 ** t)
-    return param - lr * m_hat / (np.sqrt(v_hat''',
-             'return param - lr * (m / (1 - beta1 ** t)) / (np.sqrt(v / (1 - beta2 ** t)'),
-        ),
+        'default_lr_1e-2': swap('lr=1e-3', 'lr=1e-2'),
     },
     'cross_entropy': {
         'naive_softmax_overflows': swap('''z = logits - logits.max(axis=1, keepdims=True)
