@@ -259,22 +259,11 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
     return float(-(np.exp(log_q) * log_p).sum(axis=1).mean())'''),
     },
     'distillation_grad': {
-        'missing_one_over_T': swap(
-            '''n = student_logits.shape[0]
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
-            'return (softmax(student_logits / T) - softmax(teacher_logits / T)) / student_logits.shape[0]'),
-        'missing_one_over_N': swap(
-            '''n = student_logits.shape[0]
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
-            'return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T'),
-        'sign_flipped': swap(
-            '''n = student_logits.shape[0]
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
-            'return (softmax(teacher_logits / T) - softmax(student_logits / T)) / T / student_logits.shape[0]'),
-        'times_T_not_over_T': swap(
-            '''n = student_logits.shape[0]
-    return (softmax(student_logits / T) - softmax(teacher_logits / T)) / T / n''',
-            'return (softmax(student_logits / T) - softmax(teacher_logits / T)) * T / student_logits.shape[0]'),
+        'missing_one_over_T': swap(' / T / n', ' / n'),
+        'missing_one_over_N': swap(' / T / n', ' / T'),
+        'sign_flipped': swap('(softmax(student_logits / T) - softmax(teacher_logits / T))',
+                             '(softmax(teacher_logits / T) - softmax(student_logits / T))'),
+        'times_T_not_over_T': swap(' / T / n', ' * T / n'),
         'naive_softmax_overflows': swap('np.exp(z - z.max(axis=1, keepdims=True))', 'np.exp(z)'),
         # a torch program, not an edit of the reference: kept whole
         'uses_autograd': '''
