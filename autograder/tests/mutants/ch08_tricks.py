@@ -116,7 +116,7 @@ MUTANTS = {
         new_mean, new_var = running_mean, running_var'''),
             ('running_mean.copy(), running_var.copy()', 'running_mean, running_var'),
         ),
-        # a torch program, not an edit of the reference: kept whole
+        # a different implementation (torch), nothing of the reference's to edit: whole cell
         'uses_torch': '''
 import numpy as np
 import torch
@@ -144,7 +144,7 @@ def batchnorm_forward(x, gamma, beta, running_mean, running_var, training, momen
     mean, var = x2.mean(1, keepdims=True), x2.var(1, keepdims=True)
     return (gamma * (x2 - mean) / np.sqrt(var + eps) + beta).reshape(x.shape)'''),
         'normalises_over_batch_axis': swap(('x.mean(axis=-1', 'x.mean(axis=0'), ('x.var(axis=-1', 'x.var(axis=0')),
-        # a torch program, not an edit of the reference: kept whole
+        # a different implementation (torch), nothing of the reference's to edit: whole cell
         'uses_torch': '''
 import numpy as np
 import torch
@@ -235,7 +235,7 @@ def'''),
         'log_of_clipped_softmax': swap(
             'log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))',
             'log_q = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-12, 1.0))'),
-        # a torch program, not an edit of the reference: kept whole
+        # a different implementation (torch), nothing of the reference's to edit: whole cell
         'uses_torch': '''
 import numpy as np
 import torch
@@ -265,7 +265,7 @@ def cross_entropy(logits, targets, label_smoothing=0.0):
                              '(softmax(teacher_logits / T) - softmax(student_logits / T))'),
         'times_T_not_over_T': swap(' / T / n', ' * T / n'),
         'naive_softmax_overflows': swap('np.exp(z - z.max(axis=1, keepdims=True))', 'np.exp(z)'),
-        # a torch program, not an edit of the reference: kept whole
+        # a different implementation (torch autograd), nothing of the reference's to edit: whole cell
         'uses_autograd': '''
 import numpy as np
 import torch
