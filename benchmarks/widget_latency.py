@@ -6,7 +6,9 @@
 
 For each chapter the reference notebook (the release with the solutions filled in) is opened in
 JupyterLab in a real headless Chromium (Debian's ``/usr/bin/chromium``, driven by Python playwright;
-``playwright install`` is never needed) and run top to bottom. Then:
+``playwright install`` is never needed) and run top to bottom. JupyterLab keeps its default
+settings, as a student has them (the browser tests attach and paint every cell; here off-screen
+cells are not painted, ``windowingMode`` "contentVisibility"). Then:
 
 * **first display**: every widget cell is run again (Ctrl+Enter); timed from the key press to the
   new widget's picture painted (module-level caches are warm, the widget's own work is counted);
@@ -395,7 +397,7 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
             path.parent.mkdir(parents=True)
             nbformat.write(submissions.reference(chapter), str(path))
         prefix = ["taskset", "-c", "0"] if cpus == 1 else []
-        lab = Lab(root, home, prefix=prefix).start()
+        lab = Lab(root, home, prefix=prefix, default_windowing=True).start()  # the student's JupyterLab settings
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
