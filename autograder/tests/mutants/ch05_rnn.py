@@ -1,8 +1,4 @@
-"""Plausible mistakes in the graded functions of ch05_rnn: each must make its test cell fail.
-
-Written as edits of the reference solutions (``swap``) or, where an edit cannot say it, as the
-whole solution cell; the format and the loader are in autograder/tests/mutants/__init__.py.
-"""
+"""Plausible mistakes in the graded functions of ch05_rnn (format: ``__init__.py`` here)."""
 from autograder.tests.mutants import swap
 
 MUTANTS = {
