@@ -43,54 +43,21 @@ MUTANTS = {
         'ignores_n_samples': swap('rng.standard_normal((n_samples, width))\n', 'rng.standard_normal((1000, width))\n'),
     },
     'dropout': {
-        'no_rescaling': swap(
-            '''np.array(x, dtype=float, copy=True)
-    keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1.0 - p)''',
-            '''x.copy()
-    return np.where(rng.random(x.shape) >= p, x'''),
-        'keeps_with_probability_p': swap(
-            '''np.array(x, dtype=float, copy=True)
-    keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1.0''',
-            '''x.copy()
-    return np.where(rng.random(x.shape) < p, x / (1'''),
-        'scales_by_1_minus_p': swap(
-            '''np.array(x, dtype=float, copy=True)
-    keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1.0''',
-            '''x.copy()
-    return np.where(rng.random(x.shape) >= p, x * (1'''),
-        'binomial_mask': swap(
-            '''np.array(x, dtype=float, copy=True)
-    keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1.0 - p), 0.0''',
-            '''x.copy()
-    return x * rng.binomial(1, 1 - p, size=x.shape) / (1 - p'''),
+        'no_rescaling': swap('x / (1.0 - p)', 'x'),
+        'keeps_with_probability_p': swap('rng.random(x.shape) >= p\n', 'rng.random(x.shape) < p\n'),
+        'scales_by_1_minus_p': swap('x / (1.0 - p)', 'x * (1.0 - p)'),
+        'binomial_mask': swap('''    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0 - p), 0.0)''', '    return x * rng.binomial(1, 1 - p, size=x.shape) / (1.0 - p)'),
         'draws_in_eval_mode': swap(
             ('    if not training:\n', '    keep = rng.random(x.shape) >= p\n    if not training:\n'),
             ('    keep = rng.random(x.shape) >= p\n    return', '    return'),
         ),
-        'mask_in_place': swap(
-            '''np.array(x, dtype=float, copy=True)
-    keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1.0 - p), 0.0)''',
-            '''x.copy()
-    x[rng.random(x.shape) < p] = 0.0
-    x /= (1 - p)
+        'mask_in_place': swap('''    keep = rng.random(x.shape) >= p
+    return np.where(keep, x / (1.0 - p), 0.0)''', '''    x[rng.random(x.shape) < p] = 0.0
+    x /= (1.0 - p)
     return x'''),
-        'rescales_in_eval_mode': swap(
-            '''np.array(x, dtype=float, copy=True)
-    keep = rng.random(x.shape) >= p
-    return np.where(keep, x / (1.0''',
-            '''x * (1 - p)
-    return np.where(rng.random(x.shape) >= p, x / (1'''),
-        'returns_x_itself_in_eval': swap(
-            ('np.array(x, dtype=float, copy=True)',
-             'x'),
-            ('.0 ',
-             ' '),
-        ),
+        'rescales_in_eval_mode': swap('np.array(x, dtype=float, copy=True)', 'x * (1.0 - p)'),
+        'returns_x_itself_in_eval': swap('np.array(x, dtype=float, copy=True)', 'x'),
     },
     'batchnorm_forward': {
         'biased_running_var': swap(' * n / (n - 1)', ''),
@@ -222,12 +189,7 @@ def'''),
             '''    others = (-log_q.sum(axis=1) - nll) / (logits.shape[1] - 1)
     return float(np.mean((1 - label_smoothing) * nll + label_smoothing * others))'''),
         'sum_over_batch': swap('float(np.mean(', 'float(np.sum('),
-        'smoothing_ignored': swap(
-            '''n = logits.shape[0]
-    nll = -log_q[np.arange(n), np.asarray(targets, dtype=int)]
-    uniform = -log_q.mean(axis=1)
-    return float(np.mean((1 - label_smoothing) * nll + label_smoothing * uniform''',
-            'return float(-log_q[np.arange(logits.shape[0]), targets].mean('),
+        'smoothing_ignored': swap('(1 - label_smoothing) * nll + label_smoothing * uniform', 'nll'),
         'log_of_clipped_softmax': swap(
             'log_q = z - np.log(np.exp(z).sum(axis=1, keepdims=True))',
             'log_q = np.log(np.clip(np.exp(z) / np.exp(z).sum(axis=1, keepdims=True), 1e-12, 1.0))'),
@@ -284,28 +246,13 @@ def distillation_grad(student_logits, teacher_logits, T):
         'stops_the_epoch_after': swap('stop = epoch\n', 'stop = min(epoch + 1, len(losses) - 1)\n'),
     },
     'ridge_solution': {
-        'missing_H_on_the_right': swap(
-            '''d = H.shape[0]
-    return np.linalg.solve(H + mu * np.eye(d), H @''',
-            'return np.linalg.solve(H + mu * np.eye(len(H)),'),
-        'diagonal_only': swap(
-            '''d = H.shape[0]
-    return np.linalg.solve(H + mu * np.eye(d), H @ theta_star)''',
-            '''lam = np.diag(H)
-    return lam / (lam + mu) * theta_star'''),
-        'mu_added_to_every_entry': swap(
-            '''d = H.shape[0]
-    return np.linalg.solve(H + mu * np.eye(d)''',
-            'return np.linalg.solve(H + mu'),
-        'uniform_shrinkage': swap(
-            '''d = H.shape[0]
-    return np.linalg.solve(H + mu * np.eye(d), H @ theta_star''',
-            'return theta_star / (1 + mu'),
-        'inverts_H': swap(
-            '''d = H.shape[0]
-    return np.linalg.solve(H + mu * np.eye(d), H @''',
-            '''Hinv = np.linalg.inv(H)
-    return np.linalg.solve(np.eye(len(H)) + mu * Hinv,'''),
+        'missing_H_on_the_right': swap('H @ theta_star)', 'theta_star)'),
+        'diagonal_only': swap('np.linalg.solve(H + mu * np.eye(d), H @ theta_star)',
+                              'np.diag(H) / (np.diag(H) + mu) * theta_star'),
+        'mu_added_to_every_entry': swap('H + mu * np.eye(d)', 'H + mu'),
+        'uniform_shrinkage': swap('np.linalg.solve(H + mu * np.eye(d), H @ theta_star)', 'theta_star / (1 + mu)'),
+        'inverts_H': swap('np.linalg.solve(H + mu * np.eye(d), H @ theta_star)',
+                          'np.linalg.solve(np.eye(d) + mu * np.linalg.inv(H), theta_star)'),
     },
     'batchnorm_backward': {
         'mean_treated_as_constant': swap('(g - g.mean(axis=0) - xhat', '(g - xhat'),
@@ -323,14 +270,10 @@ def distillation_grad(student_logits, teacher_logits, T):
     },
     'layernorm_backward': {
         'statistics_over_axis_0': swap(
-            ('''x = np.asarray(x, dtype=float)
-    dy = np.asarray(dy, dtype=float)
-    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=-1''',
-             '''s = np.sqrt(x.var(axis=0, keepdims=True) + eps)
-    xhat = (x - x.mean(axis=0'''),
-            ('-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1',
-             '0, keepdims=True) - xhat * (g * xhat).mean(axis=0'),
+            ('x.var(axis=-1, keepdims=True)', 'x.var(axis=0, keepdims=True)'),
+            ('x.mean(axis=-1, keepdims=True)', 'x.mean(axis=0, keepdims=True)'),
+            ('g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1',
+             'g.mean(axis=0, keepdims=True) - xhat * (g * xhat).mean(axis=0'),
         ),
         'variance_treated_as_constant': swap(' - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s', ') / s'),
         'parameter_grads_summed_over_axis_0_only': swap('lead = tuple(range(x.ndim - 1))', 'lead = 0'),
