@@ -101,47 +101,19 @@ def'''),
     },
     'clip_grad_norm': {
         'clips_each_array_separately': swap(
-            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total_norm + 1e-6))
-    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
-            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    return [g * min(1.0, max_norm / (np.linalg.norm(g) + 1e-6)) for g in grads], total'''),
-        'sum_of_norms': swap(
-            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total_norm + 1e-6))
-    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
-            '''total = float(sum(np.linalg.norm(g) for g in grads))
-    scale = min(1.0, max_norm / (total + 1e-6))
-    return [g * scale for g in grads], total'''),
-        'always_rescales': swap(
-            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total_norm + 1e-6))
-    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
-            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    return [g * max_norm / (total + 1e-6) for g in grads], total'''),
+            'return [np.asarray(g, dtype=float) * scale for g in grads]',
+            'return [g * min(1.0, max_norm / (np.linalg.norm(g) + 1e-6)) for g in grads]'),
+        'sum_of_norms': swap('float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))',
+                             'float(sum(np.linalg.norm(g) for g in grads))'),
+        'always_rescales': swap('min(1.0, max_norm / (total_norm + 1e-6))', 'max_norm / (total_norm + 1e-6)'),
         'returns_norm_after_clipping': swap(
-            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total_norm + 1e-6))
-    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
-            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total + 1e-6))
-    clipped = [g * scale for g in grads]
+            '    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm',
+            '''    clipped = [np.asarray(g, dtype=float) * scale for g in grads]
     return clipped, float(np.sqrt(sum(np.sum(c ** 2) for c in clipped)))'''),
-        'clips_in_place': swap(
-            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total_norm + 1e-6))
-    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
-            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total + 1e-6))
-    for g in grads:
-        g *= scale
-    return grads, total'''),
-        'returns_unclipped': swap(
-            '''total_norm = float(np.sqrt(sum(np.sum(np.asarray(g, dtype=float) ** 2) for g in grads)))
-    scale = min(1.0, max_norm / (total_norm + 1e-6))
-    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm''',
-            '''total = float(np.sqrt(sum(np.sum(g ** 2) for g in grads)))
-    return [g.copy() for g in grads], total'''),
+        'clips_in_place': swap('    return [np.asarray(g, dtype=float) * scale for g in grads], total_norm',
+                               '    for g in grads:\n        g *= scale\n    return grads, total_norm'),
+        'returns_unclipped': swap('return [np.asarray(g, dtype=float) * scale for g in grads]',
+                                  'return [np.array(g, dtype=float) for g in grads]'),
     },
     'lstm_cell': {
         'gate_order_ifog': swap('a_g, a_o', 'a_o, a_g'),
