@@ -19,7 +19,7 @@ from matplotlib.ticker import NullLocator
 from dlcourse.data import linearly_separable
 
 from .explorer import Explorer, cached, frozen
-from .picture import LiveFigure, kept_figure
+from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = [
     "stepper_data", "perceptron_history", "render_perceptron_steps", "perceptron_steps_explorer",
@@ -131,9 +131,10 @@ def _set_line(artist, w, b):
 def _perceptron_steps_figure() -> LiveFigure:
     live = LiveFigure(Figure(figsize=(9.2, 3.9)))
     ax, ax2 = live.ax, live.ax2 = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1, 1.15]})
-    live.positive = ax.scatter(np.zeros(0), np.zeros(0), s=22, c=_POS, marker="o", label="+1")
-    live.negative = ax.scatter(np.zeros(0), np.zeros(0), s=22, c=_NEG, marker="s", label="−1")
-    live.planted, = ax.plot([], [], color="grey", lw=0.8, ls=":")
+    # the data and Novikoff's curves change with the data set; the axes keep their limits (whole decades)
+    live.positive = live.changes(ax.scatter(np.zeros(0), np.zeros(0), s=22, c=_POS, marker="o", label="+1"))
+    live.negative = live.changes(ax.scatter(np.zeros(0), np.zeros(0), s=22, c=_NEG, marker="s", label="−1"))
+    live.planted, = live.changes(ax.plot([], [], color="grey", lw=0.8, ls=":"))
     live.before, = live.changes(ax.plot([], [], color="k", lw=1, ls="--", alpha=0.5))
     live.after, = live.changes(ax.plot([], [], color="k", lw=1.8))
     live.arrow = live.changes(ax.annotate("", xy=(0, 0), xytext=(0, 0),
@@ -143,25 +144,25 @@ def _perceptron_steps_figure() -> LiveFigure:
     ax.set(xlim=_XLIM, ylim=_YLIM, aspect="equal")
     live.title = live.changes(ax.set_title(" ", fontsize=10))
     ax.tick_params(labelsize=8)
-    live.changes(ax.legend(loc="upper left", fontsize=7, framealpha=0.8))  # over the lines
-    live.lemma1, = ax2.plot([], [], color="tab:green", lw=1, label="k γ  (Lemma 1)")
-    live.lemma2, = ax2.plot([], [], color="tab:purple", lw=1, label="√k R  (Lemma 2)")
-    live.along, = ax2.plot([], [], "o", ms=3, color="tab:green", label="w_k · w*")
-    live.length, = ax2.plot([], [], "s", ms=3, color="tab:purple", label="‖w_k‖")
-    live.bound = ax2.axvline(1, color="tab:red", ls="--", lw=1, label="bound (R/γ)²")
+    live.on_top(ax.legend(loc="upper left", fontsize=7, framealpha=0.8))  # over the lines
+    live.lemma1, = live.changes(ax2.plot([], [], color="tab:green", lw=1, label="k γ  (Lemma 1)"))
+    live.lemma2, = live.changes(ax2.plot([], [], color="tab:purple", lw=1, label="√k R  (Lemma 2)"))
+    live.along, = live.changes(ax2.plot([], [], "o", ms=3, color="tab:green", label="w_k · w*"))
+    live.length, = live.changes(ax2.plot([], [], "s", ms=3, color="tab:purple", label="‖w_k‖"))
+    live.bound = live.changes(ax2.axvline(1, color="tab:red", ls="--", lw=1, label="bound (R/γ)²"))
     live.now = live.changes(ax2.axvline(1, color="k", lw=0.6, alpha=0.5))
     ax2.set(xscale="log", yscale="log", xlabel="updates k")
     for axis in (ax2.xaxis, ax2.yaxis):
         axis.set_minor_locator(NullLocator())  # minor log ticks are slow to lay out and add nothing here
     ax2.set_title("Novikoff on the augmented data (x, 1)", fontsize=10)
     ax2.tick_params(labelsize=8)
-    live.legend2 = ax2.legend(loc="upper left", fontsize=7, framealpha=0.8)
+    live.on_top(ax2.legend(loc="upper left", fontsize=7, framealpha=0.8))  # over the curves
     live.figure.subplots_adjust(left=0.06, right=0.98, bottom=0.13, top=0.92, wspace=0.18)  # tight_layout: slow
     return live
 
 
-def _perceptron_background(live, X, y, v_star, states, total, R, gamma, bound):
-    """The data, the planted separator and Novikoff's curves for one data set."""
+def _perceptron_data(live, X, y, v_star, states, total, R, gamma, bound):
+    """The data, the planted separator and Novikoff's curves for one data set; new axis limits when they leave them."""
     live.positive.set_offsets(X[y > 0])
     live.negative.set_offsets(X[y < 0])
     _set_line(live.planted, v_star[:2], v_star[2])
@@ -179,12 +180,12 @@ def _perceptron_background(live, X, y, v_star, states, total, R, gamma, bound):
     live.length.set_data(ks, length)
     live.bound.set_visible(bool(np.isfinite(bound)))
     live.bound.set_xdata([bound, bound] if np.isfinite(bound) else [1, 1])
-    live.legend2.get_texts()[4].set_text(f"bound (R/γ)² = {bound:.0f}" if np.isfinite(bound) else "bound (R/γ)²")
-    live.ax2.set_xlim(0.8, k_max)
     values = np.concatenate([np.sqrt(grid) * R, np.maximum(along, 1e-3), length,
                              grid * gamma if gamma > 0 else []])
-    values = values[np.isfinite(values) & (values > 0)]
-    live.ax2.set_ylim(values.min() / 1.5, values.max() * 1.5)
+    limits = decade_limits([1.0, k_max]) + decade_limits(values)
+    if live.new_background(limits):  # whole decades: most data sets keep them
+        live.ax2.set_xlim(0.8, limits[1])
+        live.ax2.set_ylim(limits[2] / 1.2, limits[3] * 1.2)
 
 
 def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, margin, novikoff_bound, cache=None):
@@ -200,8 +201,7 @@ def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, marg
 
     t = min(int(update), total)
     live = kept_figure(cache, _perceptron_steps_figure)
-    if live.new_background(key + (margin, novikoff_bound)):
-        _perceptron_background(live, X, y, v_star, states, total, R, gamma, bound)
+    _perceptron_data(live, X, y, v_star, states, total, R, gamma, bound)
     for artist in (live.before, live.after, live.arrow, live.corrected, live.now):
         artist.set_visible(t >= 1)
     if t >= 1:

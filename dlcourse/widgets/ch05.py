@@ -66,7 +66,7 @@ def _gradient_norm_figure() -> LiveFigure:
     live.title = live.changes(ax.set_title(" "))
     ax.grid(True, which="major", alpha=0.3)
     ax.minorticks_off()
-    live.changes(ax.legend(loc="lower left", fontsize=8))  # over the curves
+    live.on_top(ax.legend(loc="lower left", fontsize=8))  # over the curves
     live.figure.subplots_adjust(left=0.12, right=0.97, bottom=0.16, top=0.9)
     return live
 
@@ -486,7 +486,7 @@ def _trained_gate_figure(m, T) -> LiveFigure:
     axes[4].minorticks_off()
     axes[4].set_ylabel("∏ f since t=0", fontsize=8)
     axes[4].set_xlabel("t")
-    live.changes(axes[4].legend(fontsize=7, loc="lower left"))  # over the curves
+    live.on_top(axes[4].legend(fontsize=7, loc="lower left"))  # over the curves
     axes[4].grid(True, alpha=0.3)
     for ax in axes:
         ax.tick_params(labelsize=7)

@@ -137,11 +137,23 @@ def attention_explorer(*, scaled_dot_product_attention, causal_mask):
 
 # ------------------------------------------------------------------------ positional encoding
 
+PE_BLOCK = 16  # the axes grow in blocks of 16 positions / features (8 for the similarity): most moves keep them
+
+
+def _block(n: float, size: int = PE_BLOCK) -> int:
+    """``n`` rounded up to a whole number of blocks (at least one)."""
+    return size * max(1, int(np.ceil(n / size)))
+
+
 def _positional_encoding_figure() -> LiveFigure:
     live = LiveFigure(Figure(figsize=(9.5, 3.4)))
     ax1, ax2 = live.ax1, live.ax2 = live.figure.subplots(1, 2)
-    live.image = ax1.imshow(np.zeros((2, 2)), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto", interpolation="nearest")
+    ax1.set_facecolor("0.92")  # beyond T positions and d features: grey
+    live.image = live.changes(ax1.imshow(np.zeros((2, 2)), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto",
+                                         interpolation="nearest"))
+    live.changes(list(ax1.spines.values()))  # the frame, over the picture
     live.row = live.changes(ax1.axhline(0, color="k", lw=0.8, ls="--"))
+    live.title1 = live.changes(ax1.set_title(" ", fontsize=9))
     ax1.set_xlabel("feature (even: sin, odd: cos)", fontsize=8)
     ax1.set_ylabel("position t", fontsize=8)
     live.similarity, = live.changes(ax2.plot([], [], ".-", ms=3, lw=1))
@@ -168,13 +180,16 @@ def render_positional_encoding(T, d, position, *, positional_encoding, cache=Non
     least = int(others[np.argmin(similarity[others])]) if len(others) else t0
 
     live = kept_figure(cache, _positional_encoding_figure)
-    if live.new_background((T, d, positional_encoding)):  # the encoding itself: a position only moves lines
-        live.image.set_data(PE)
-        live.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
-        live.ax1.set_title(f"PE, T = {T}, d = {d}", fontsize=9)
-        live.ax2.set_xlim(-0.02 * T - 0.5, 1.02 * T - 0.5)
-        spread = max(float(np.abs(G).max()), 1e-9)
+    rows, columns = _block(T), _block(d)
+    spread = _block(max(float(np.abs(G).max()), 1e-9), PE_BLOCK // 2)
+    if live.new_background((rows, columns, spread)):  # whole blocks: most moves of T and d keep the axes
+        live.ax1.set_xlim(-0.5, columns - 0.5)
+        live.ax1.set_ylim(rows - 0.5, -0.5)
+        live.ax2.set_xlim(-0.02 * rows - 0.5, 1.02 * rows - 0.5)
         live.ax2.set_ylim(-1.08 * spread, 1.08 * spread)
+    live.image.set_data(PE)
+    live.image.set_extent((-0.5, d - 0.5, T - 0.5, -0.5))
+    live.title1.set_text(f"PE, T = {T}, d = {d}")
     live.row.set_ydata([t0, t0])
     live.similarity.set_data(np.arange(T), similarity)
     live.column.set_xdata([t0, t0])
@@ -230,7 +245,7 @@ def _nadaraya_watson_figure() -> LiveFigure:
     pad = 0.15 * (values.max() - values.min())
     ax1.set_xlim(keys[0] - 0.02 * (keys[-1] - keys[0]), keys[-1] + 0.02 * (keys[-1] - keys[0]))
     ax1.set_ylim(values.min() - pad, values.max() + pad)
-    live.changes(ax1.legend(fontsize=7, loc="lower left"))  # over the estimate
+    live.on_top(ax1.legend(fontsize=7, loc="lower left"))  # over the estimate
     ax1.set_xlabel("x", fontsize=8)
     live.title = live.changes(ax1.set_title(" ", fontsize=9))
     queries = np.linspace(keys[0], keys[-1], 40)

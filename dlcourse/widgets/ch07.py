@@ -219,7 +219,7 @@ def _oversmoothing_figure() -> LiveFigure:
     ax_e.minorticks_off()
     ax_e.set_xlabel("depth k")
     ax_e.set_title("Dirichlet energy", fontsize=9)
-    live.changes(ax_e.legend(fontsize=8, loc="lower left"))  # over the curves
+    live.on_top(ax_e.legend(fontsize=8, loc="lower left"))  # over the curves
     return live
 
 

@@ -34,7 +34,7 @@ PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "ti
 COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
 KEPT_BACKGROUNDS = 8    # backgrounds a live figure keeps as pixels, by key (about 1 MB each)
 
-__all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of"]
+__all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of", "round_limits", "decade_limits"]
 
 
 def _agg_canvas(figure):
@@ -135,8 +135,10 @@ class LiveFigure:
         self.figure = figure
         self.canvas = FigureCanvasAgg(figure)
         self.changing: list = []
+        self.on_top_artists: list = []
         self._background = None
-        self._backgrounds = {}  # key -> pixels of the background drawn for it, most recent last
+        self._backgrounds = {}  # key -> (background, top layer) drawn for it, most recent last
+        self._top = None
         self._box = None
         self.background_key = None
         self.full_draws = 0
@@ -148,6 +150,17 @@ class LiveFigure:
             self.changing.append(artist)
         return artists
 
+    def on_top(self, artists):
+        """Mark a static artist, or a list of them, drawn over the changing ones (a legend over the curves):
+        drawn with the background into a transparent layer kept as pixels, laid over every picture. A
+        legend costs 10-15 ms to draw, laying its pixels over a picture a fraction of a ms. Its position
+        must not depend on the changing artists (not ``loc="best"``); a render that changes it asks for a
+        ``new_background``."""
+        for artist in artists if isinstance(artists, (list, tuple)) else [artists]:
+            artist.set_animated(True)
+            self.on_top_artists.append(artist)
+        return artists
+
     def new_background(self, key) -> bool:
         """Whether the background must change to show ``key`` (what it depends on: a control's value,
         the student's functions that computed it); if so the caller sets the background's artists,
@@ -157,21 +170,42 @@ class LiveFigure:
             return False
         self.background_key = key
         try:
-            self._background = self._backgrounds.pop(key, None)
+            self._background, self._top = self._backgrounds.pop(key, (None, None))
         except TypeError:  # an unhashable key: never kept
             self._background = None
         if self._background is not None:
-            self._backgrounds[key] = self._background  # most recently used last
+            self._backgrounds[key] = self._background, self._top  # most recently used last
         return True
+
+    def _top_layer(self):
+        """The on-top artists drawn alone on a transparent canvas: (box, colour times alpha, 1 - alpha)."""
+        if not self.on_top_artists:
+            return None
+        from matplotlib.backends.backend_agg import RendererAgg
+
+        width, height = self.canvas.get_width_height(physical=True)
+        renderer = RendererAgg(width, height, self.figure.dpi)
+        for artist in self.on_top_artists:
+            if artist.get_visible():
+                artist.draw(renderer)
+        rgba = np.asarray(renderer.buffer_rgba())
+        drawn = rgba[:, :, 3] > 0
+        rows, cols = np.flatnonzero(drawn.any(axis=1)), np.flatnonzero(drawn.any(axis=0))
+        if rows.size == 0:
+            return None
+        box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+        alpha = rgba[box][:, :, 3:] / np.float32(255)
+        return box, rgba[box][:, :, :3] * alpha, 1 - alpha
 
     def pixels(self) -> np.ndarray:
         """The figure's RGBA pixels: the background (drawn now if not kept) and the changing artists."""
         if self._background is None:
             self.canvas.draw()
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+            self._top = self._top_layer()
             self.full_draws += 1
             try:
-                self._backgrounds[self.background_key] = self._background
+                self._backgrounds[self.background_key] = self._background, self._top
             except TypeError:
                 pass
             while len(self._backgrounds) > KEPT_BACKGROUNDS:
@@ -184,7 +218,12 @@ class LiveFigure:
         for artist in sorted(self.changing, key=lambda a: a.get_zorder()):  # stable: ties keep their order
             if artist.get_visible() and artist.figure is not None:
                 artist.draw(renderer)
-        return np.asarray(self.canvas.buffer_rgba())
+        pixels = np.asarray(self.canvas.buffer_rgba())
+        if self._top is not None:
+            box, colour, under = self._top
+            region = pixels[box][:, :, :3]
+            region[...] = np.rint(colour + region * under).astype(np.uint8)
+        return pixels
 
     def png(self) -> bytes:
         rgba = self.pixels()
@@ -214,3 +253,21 @@ def picture_png(picture, memo: dict | None = None) -> bytes:
     """The PNG of what a render returned: a ``LiveFigure`` in layers, a plain figure whole (``memo``:
     see ``figure_png``)."""
     return picture.png() if isinstance(picture, LiveFigure) else figure_png(picture, memo)
+
+
+def round_limits(low: float, high: float, steps: int = 4) -> tuple[float, float]:
+    """Limits holding [low, high], snapped outward to a round step (1, 2 or 5 times a power of ten, about
+    ``steps`` of them across): an axis that keeps its limits, hence the background, while its data move a little."""
+    raw = max(float(high) - float(low), 1e-12) / steps
+    power = 10.0 ** np.floor(np.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * (1 - 1e-9))
+    return float(np.floor(low / step) * step), float(np.ceil(high / step) * step)
+
+
+def decade_limits(values, block: int = 1) -> tuple[float, float]:
+    """Limits of a log axis holding the positive ``values``: whole blocks of ``block`` decades."""
+    values = np.asarray(values, dtype=float)
+    logs = np.log10(values[np.isfinite(values) & (values > 0)])
+    if logs.size == 0:
+        return 1.0, 10.0 ** block
+    return float(10.0 ** (block * np.floor(logs.min() / block))), float(10.0 ** (block * np.ceil((logs.max() + 1e-9) / block)))
