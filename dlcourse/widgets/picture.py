@@ -270,4 +270,5 @@ def decade_limits(values, block: int = 1) -> tuple[float, float]:
     logs = np.log10(values[np.isfinite(values) & (values > 0)])
     if logs.size == 0:
         return 1.0, 10.0 ** block
-    return float(10.0 ** (block * np.floor(logs.min() / block))), float(10.0 ** (block * np.ceil((logs.max() + 1e-9) / block)))
+    low, high = block * np.floor(logs.min() / block), block * np.ceil((logs.max() + 1e-9) / block)
+    return float(10.0 ** low), float(10.0 ** high)
