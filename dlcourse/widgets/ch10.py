@@ -86,6 +86,9 @@ def _runs(kappa, lr, beta, steps, polyak, gradient_descent, heavy_ball, nesterov
     return frozen(paths), (float(hb_lr), float(hb_beta))
 
 
+STEP_AXES = (10, 20, 50, 100, 200)  # the step axis ends at the first of these that holds the run: most moves keep it
+
+
 def _momentum_figure() -> LiveFigure:
     """The figure, built once per explorer: trajectories (left), relative suboptimality (right)."""
     live = LiveFigure(Figure(figsize=(8.4, 3.4)))
@@ -107,14 +110,14 @@ def _momentum_figure() -> LiveFigure:
     a1.set_aspect("equal")
     a1.set_xticks([])
     a1.set_yticks([])  # coordinates carry no meaning here, and tick labels are the slow part of a redraw
-    live.title = live.changes(a1.set_title(" ", fontsize=9))
+    a1.set_title("h = ½ θᵀAθ, L = 1, μ = 1/κ", fontsize=9)  # background: κ's value is in the readout
     a2.set_ylim(1e-16, 1e3)
     _plain_log_axis(a2.yaxis, [1e-15, 1e-10, 1e-5, 1.0])
     a2.set_xlabel("step t", fontsize=8)
     a2.xaxis.set_major_locator(MaxNLocator(5, integer=True))
     a2.tick_params(labelsize=7)
     a2.set_title("(h(θ_t) − h*) / (h(θ_0) − h*)", fontsize=9)
-    live.changes(a2.legend(fontsize=7, loc="lower left"))  # over the curves
+    live.on_top(a2.legend(fontsize=7, loc="lower left"))  # over the curves, drawn once
     return live
 
 
@@ -131,8 +134,9 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     bound = np.array([float(pl_rate_bound(L, mu, int(t))) for t in T])
     A, theta0 = quadratic(kappa)
     live = kept_figure(cache, _momentum_figure)
-    if live.new_background(steps):
-        live.a2.set_xlim(0, steps)
+    x_end = next((end for end in STEP_AXES if end >= steps), steps)
+    if live.new_background(x_end):
+        live.a2.set_xlim(0, x_end)
 
     levels = 0.5 * float(theta0 @ A @ theta0) * np.geomspace(1e-3, 1.0, 7)
     live.levels.set_data(*_ellipses(A, levels).T)
@@ -145,7 +149,6 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
         live.gaps[name].set_data(T[:last], np.maximum(gap[:last], 1e-17))
         finals[name] = None if last < len(gap) else float(gap[-1])
     live.bound.set_data(T, np.maximum(bound, 1e-17))
-    live.title.set_text(f"h = ½ θᵀAθ, L = 1, μ = 1/{kappa:.3g}")
 
     def fmt(value):
         return "diverged" if value is None else f"{value:.2e}"
@@ -223,8 +226,8 @@ def _noise_figure() -> LiveFigure:
     ax.set_xlabel("step", fontsize=8)
     ax.set_ylabel("h(θ) − h*", fontsize=8)
     ax.tick_params(labelsize=7)
-    live.changes(ax.legend(fontsize=7, loc="upper right"))  # over the curves
-    live.title = live.changes(ax.set_title(" ", fontsize=10))
+    live.on_top(ax.legend(fontsize=7, loc="upper right"))  # over the curves, drawn once
+    ax.set_title(f"mini-batch SGD, N = {NOISE_N}", fontsize=10)  # background: batch and lr are in the readout
     return live
 
 
@@ -251,7 +254,6 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
         live.full.set_data(steps, np.clip(full, 1e-12, 1e6))
     live.floor.set_ydata([floor, floor] if finite else [np.nan, np.nan])
     live.estimate.set_ydata([estimate, estimate] if estimate > 0 else [np.nan, np.nan])
-    live.title.set_text(f"mini-batch SGD, N = {N}, batch {B}, lr = {lr:.3g}")
     floor_text = f"{floor:.2e}" if finite else "diverged"
     text = (f"batch {B}, lr {lr:.3g}: floor (mean excess loss over the last {tail} steps) {floor_text}; "
             f"estimate for independent batches {estimate:.2e}; full batch {full_floor:.1e}")
