@@ -85,20 +85,30 @@ test_targets_names_missing_function = missing_function_test(ch08.targets_explore
 def test_activation_stats_scheme_change_is_served_from_cache(ref):
     activation_stds = counting(ref.activation_stds)
     ex = ch08.activation_stats_explorer(activation_stds=activation_stds)
-    assert len(activation_stds.calls) == 3  # one curve per scheme
+    assert len(activation_stds.calls) == 9  # one curve per scheme and activation, for MAX_DEPTH layers
+    assert {call[0] for call in activation_stds.calls} == {ch08.MAX_DEPTH}
     first = ex.readout.value
     ex.controls["scheme"].value = "xavier"  # the curves do not depend on the selected scheme
-    assert len(activation_stds.calls) == 3 and ex.readout.value != first and "xavier + relu" in ex.readout.value
-    ex.controls["depth"].value = 7
-    assert len(activation_stds.calls) == 6 and "std at layer 7" in ex.readout.value
+    assert ex.readout.value != first and "xavier + relu" in ex.readout.value
+    ex.controls["depth"].value = 7  # a depth shows the first layers of the curves
+    assert "std at layer 7" in ex.readout.value
+    direct = ref.activation_stds(7, 64, "xavier", "relu", np.random.default_rng(0), n_samples=256)[-1]
+    assert f"<b>{direct:.3g}</b>" in ex.readout.value  # what the student's function gives for 7 layers
+    ex.controls["activation"].value = "tanh"
+    ex.controls["activation"].value = "relu"
     ex.controls["depth"].value = 20
     ex.controls["scheme"].value = "he"
-    assert len(activation_stds.calls) == 6 and ex.readout.value == first
+    assert len(activation_stds.calls) == 9 and ex.readout.value == first
     # a re-run exercise cell (a new function object) is computed afresh, never served stale
     halved = counting(lambda *args, **kwargs: 0.5 * ref.activation_stds(*args, **kwargs))
     _, text = ch08.render_activation_stats("he", "relu", 20, activation_stds=halved,
                                            cache=ex.cache)
-    assert len(halved.calls) == 3 and text != first
+    assert len(halved.calls) == 9 and text != first
+
+
+def test_activation_stats_wrong_shape_is_reported(ref):
+    ex = ch08.activation_stats_explorer(activation_stds=lambda *a, **k: ref.activation_stds(*a, **k)[:-1])
+    assert "one std per layer" in ex.readout.value
 
 
 RECIPE = ("init_weights", "dropout", "batchnorm_forward", "batchnorm_backward", "sgd_momentum_step", "cross_entropy")

@@ -21,9 +21,11 @@ import functools
 import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from .explorer import Explorer, cached, frozen
-from .picture import LiveFigure, kept_figure
+from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
@@ -39,63 +41,96 @@ _STYLES = {"lecun": "--", "xavier": ":", "he": "-."}
 
 # ------------------------------------------------------------ activation statistics
 
-def _stds(activation_stds, depth, width, scheme, activation, n_samples, seed):
-    stds = np.array(activation_stds(depth, width, scheme, activation, np.random.default_rng(seed),
-                                    n_samples=n_samples), dtype=float)
-    return frozen(stds)
-
-
 MAX_DEPTH = 50
-DECADES = 2  # the std axis spans whole blocks of 2 decades: most moves keep its limits
+
+
+def _stds(activation_stds, width, activation, n_samples, seed):
+    """{scheme: std after each of MAX_DEPTH layers}, from the student's function: a shallower network's
+    curve is the start of these (its layers are the first ones of the deeper network, the same draws in
+    the order the exercise prescribes), so one call per scheme serves every depth."""
+    curves = {}
+    for scheme in SCHEMES:
+        stds = np.asarray(activation_stds(MAX_DEPTH, width, scheme, activation, np.random.default_rng(seed),
+                                          n_samples=n_samples), dtype=float)
+        if stds.shape != (MAX_DEPTH,):
+            raise ValueError(f"activation_stds returned shape {stds.shape}, expected ({MAX_DEPTH},): "
+                             "one std per layer")
+        curves[scheme] = stds
+    return frozen(curves)
+
+
+def _power_of_ten(value, _=None) -> str:
+    """A decade tick's label as plain text: 1e-4, 1, 1e2."""
+    return "1" if value == 1 else f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
 
 
 def _activation_stats_figure(width, n_samples) -> LiveFigure:
+    """Axes, legend (beside the axes: no curve goes under it) and the three curves."""
     live = LiveFigure(Figure(figsize=(6.4, 3.3)))
     ax = live.ax = live.figure.subplots()
-    live.figure.subplots_adjust(left=0.11, right=0.975, bottom=0.14, top=0.91)  # tight_layout is slow
-    live.curves = {s: live.changes(ax.plot([], [], color=_COLORS[s], ms=3, label=s)[0]) for s in SCHEMES}
+    live.figure.subplots_adjust(left=0.11, right=0.85, bottom=0.14, top=0.91)  # tight_layout is slow
+    live.curves = {s: live.changes(ax.plot([], [], color=_COLORS[s], ms=3)[0]) for s in SCHEMES}
+    handles = [Line2D([], [], color=_COLORS[s], ls=_STYLES[s], lw=1.3, label=s) for s in SCHEMES]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0,
+              title="scheme", title_fontsize=8)  # background: the selected curve is the thick one with dots
     ax.axhline(1.0, color="gray", lw=0.8, ls=":")
     ax.set_yscale("log")
     ax.minorticks_off()
+    ax.yaxis.set_major_formatter(FuncFormatter(_power_of_ten))  # plain text: mathtext is slow to lay out
     ax.set_xlim(0, MAX_DEPTH + 1)
     ax.set_xlabel("layer")
     ax.set_ylabel("std of activations")
-    live.title = live.changes(ax.set_title(" ", fontsize=10))
-    live.legend = live.changes(ax.legend(fontsize=8, loc="best"))
     return live
+
+
+def _std_background(live, activation, curves, width, n_samples):
+    """Set the std axis (whole decades holding the activation's curves at every depth and std 1, the
+    input's) and the title for ``activation``, when its background is not the one shown."""
+    low, high = decade_limits(np.concatenate(list(curves.values())))
+    low, high = min(low, 1.0), max(high, 1.0)
+    if live.new_background((activation, low, high)):
+        live.ax.set_ylim(low / 10 ** 0.1, high * 10 ** 0.1)
+        decades = np.arange(np.log10(low), np.log10(high) + 0.5, 2 if high / low > 1e5 else 1)
+        live.ax.yaxis.set_major_locator(FixedLocator(10.0 ** decades))
+        live.ax.set_title(f"{activation} network, width {width}, {n_samples} inputs (square layers: lecun = xavier)",
+                          fontsize=10)
 
 
 def render_activation_stats(scheme, activation, depth, *, activation_stds, width=64, n_samples=256, seed=0,
                             cache=None):
-    """Std of the activations after each layer, for every scheme, the chosen one highlighted.
+    """Std of the activations after each of the first ``depth`` layers, for every scheme, the chosen one
+    highlighted (thick, with dots).
 
-    The curves do not depend on which scheme is selected: with a ``RenderCache`` each (scheme,
-    activation, depth) curve is computed once, so changing the scheme only redraws."""
-    depth = int(depth)
-    curves = {}
-    for s in SCHEMES:
-        args = (activation_stds, depth, width, s, activation, n_samples, seed)
-        curves[s] = _stds(*args) if cache is None else cache.get(("stds",) + args, lambda args=args: _stds(*args))
-    values = np.log10(np.concatenate([c[c > 0] for c in curves.values()] + [np.ones(1)]))
-    low = DECADES * np.floor(values.min() / DECADES)
-    high = DECADES * np.ceil(max(values.max(), low + 1) / DECADES)
+    The student's function is called for MAX_DEPTH layers, once per (activation, scheme). With a
+    ``RenderCache`` the first render computes the curves of every activation and draws the background
+    of each (its std axis holds the activation's curves at every depth), so moving any control
+    afterwards only redraws the curves."""
+    depth = int(np.clip(depth, 1, MAX_DEPTH))
+    every = {}
+    for act in [activation] + ([a for a in ACTIVATIONS if a != activation] if cache is not None else []):
+        args = (activation_stds, width, act, n_samples, seed)
+        every[act] = cached(cache, ("stds",) + args, lambda args=args: _stds(*args))
+    curves = every[activation]
     live = kept_figure(cache, lambda: _activation_stats_figure(width, n_samples))
-    if live.new_background((low, high)):
-        live.ax.set_ylim(10.0 ** (low - 0.1), 10.0 ** (high + 0.1))
+    if cache is not None and live.full_draws == 0:  # the first render: every activation's background, kept
+        for other, its_curves in every.items():
+            if other != activation:
+                _std_background(live, other, its_curves, width, n_samples)
+                live.pixels()
+    _std_background(live, activation, curves, width, n_samples)
     layers = np.arange(1, depth + 1)
-    for (s, stds), handle, label in zip(curves.items(), live.legend.get_lines(), live.legend.get_texts()):
+    for s, stds in curves.items():
         chosen = s == scheme
+        shown = stds[:depth]
         line = live.curves[s]
-        line.set_data(layers, np.where(stds > 0, stds, np.nan))
-        for artist in (line, handle):
-            artist.set_linestyle("-" if chosen else _STYLES[s])
-            artist.set_marker("o" if chosen else "None")
-            artist.set_linewidth(2.5 if chosen else 1.3)
-            artist.set_alpha(1.0 if chosen else 0.7)
-        label.set_text(s + (" (selected)" if chosen else ""))
-    live.title.set_text(f"{activation} network, width {width}, {n_samples} inputs (square layers: lecun = xavier)")
-    last = curves[scheme][-1]
-    others = ", ".join(f"{s} {curves[s][-1]:.3g}" for s in SCHEMES if s != scheme)
+        line.set_data(layers, np.where(shown > 0, shown, np.nan))
+        line.set_linestyle("-" if chosen else _STYLES[s])
+        line.set_marker("o" if chosen else "None")
+        line.set_linewidth(2.5 if chosen else 1.3)
+        line.set_alpha(1.0 if chosen else 0.7)
+        line.set_zorder(2.1 if chosen else 2.0)  # the selected curve over the others
+    last = curves[scheme][depth - 1]
+    others = ", ".join(f"{s} {curves[s][depth - 1]:.3g}" for s in SCHEMES if s != scheme)
     text = (f"{scheme} + {activation}: std at layer {depth} = <b>{last:.3g}</b> "
             f"(input std 1; {others})")
     return live, text

@@ -123,7 +123,10 @@ def _momentum_figure() -> LiveFigure:
 
 def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent, heavy_ball, nesterov,
                     pl_rate_bound, polyak_parameters, cache=None):
-    """Trajectories (left) and relative suboptimality against pl_rate_bound (right)."""
+    """Trajectories (left) and relative suboptimality against pl_rate_bound (right).
+
+    The step axis ends at the first of STEP_AXES that holds the run; with a ``RenderCache`` the first
+    render draws the background of each of them, so no later move redraws the axes."""
     kappa, lr, beta, steps = float(kappa), float(lr_times_L), float(beta), int(steps)
     key = ("runs", kappa, lr, beta, steps, bool(polyak), gradient_descent, heavy_ball, nesterov,
            polyak_parameters if polyak else None)
@@ -134,6 +137,11 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     bound = np.array([float(pl_rate_bound(L, mu, int(t))) for t in T])
     A, theta0 = quadratic(kappa)
     live = kept_figure(cache, _momentum_figure)
+    if cache is not None and live.full_draws == 0:  # the first render draws (and keeps) every step axis
+        for end in STEP_AXES:
+            if live.new_background(end):
+                live.a2.set_xlim(0, end)
+                live.pixels()
     x_end = next((end for end in STEP_AXES if end >= steps), steps)
     if live.new_background(x_end):
         live.a2.set_xlim(0, x_end)
@@ -181,6 +189,7 @@ def momentum_explorer(*, gradient_descent, heavy_ball, nesterov, pl_rate_bound, 
 
 NOISE_N, NOISE_D, NOISE_STEPS = 64, 4, 512
 BATCH_SIZES = (1, 2, 4, 8, 16, 32, 64)
+LEARNING_RATES = (0.02, 0.025, 0.032, 0.04, 0.05, 0.063, 0.08, 0.1, 0.125, 0.16, 0.2)  # about 10 per decade
 
 
 @functools.cache
@@ -231,15 +240,25 @@ def _noise_figure() -> LiveFigure:
     return live
 
 
+def _full_batch(cache, minibatch_sgd, lr, seed):
+    """The full-batch run at ``lr``. With a cache, the runs at every rate of LEARNING_RATES are made at the
+    first render and kept together (one cache entry): moving the learning rate then costs one run, not two."""
+    if cache is None or lr not in LEARNING_RATES:
+        return cached(cache, ("run", NOISE_N, lr, seed, minibatch_sgd),
+                      lambda: _excess(minibatch_sgd, NOISE_N, lr, seed))
+    runs = cached(cache, ("full batch", LEARNING_RATES, seed, minibatch_sgd),
+                  lambda: {rate: _excess(minibatch_sgd, NOISE_N, rate, seed) for rate in LEARNING_RATES})
+    return runs[lr]
+
+
 def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
     """Excess loss of mini-batch SGD over NOISE_STEPS steps, its floor (mean over the last quarter) and
     the estimate for independent batches."""
     batch_size, lr = int(batch_size), float(lr)
     _, _, _, trace_sigma = noise_problem()
-    run = cached(cache, ("run", batch_size, lr, seed, minibatch_sgd),
-                 lambda: _excess(minibatch_sgd, batch_size, lr, seed))
-    full = cached(cache, ("run", NOISE_N, lr, seed, minibatch_sgd),
-                  lambda: _excess(minibatch_sgd, NOISE_N, lr, seed))
+    full = _full_batch(cache, minibatch_sgd, lr, seed)
+    run = full if batch_size == NOISE_N else cached(cache, ("run", batch_size, lr, seed, minibatch_sgd),
+                                                    lambda: _excess(minibatch_sgd, batch_size, lr, seed))
     live = kept_figure(cache, _noise_figure)
     live.new_background("axes")  # fixed limits: nothing in the background changes
     N, B = NOISE_N, batch_size
@@ -264,8 +283,8 @@ def noise_floor_explorer(*, minibatch_sgd):
     controls = {
         "batch_size": widgets.SelectionSlider(options=list(BATCH_SIZES), value=4, description="batch",
                                               continuous_update=False),
-        "lr": widgets.FloatLogSlider(0.05, base=10, min=-1.7, max=-0.7, step=0.1, description="lr",
-                                     readout_format=".3f", continuous_update=False),
+        "lr": widgets.SelectionSlider(options=list(LEARNING_RATES), value=0.05, description="lr",
+                                      continuous_update=False),
     }
     return Explorer(render_noise_floor, controls,
                     needs={"minibatch_sgd": minibatch_sgd}, height="340px",
