@@ -186,7 +186,7 @@ def _race_figure() -> LiveFigure:
     ax.set_xlim(-5, 5)
     ax.set_ylim(-4, 4)
     ax.set_aspect("equal")
-    live.legend = live.changes(ax.legend(fontsize=8, loc="upper right"))
+    live.on_top(ax.legend(fontsize=8, loc="upper right"))  # over the paths; the momentum's value is in the title
     live.title = live.changes(ax.set_title(" ", fontsize=10))
     return live
 
@@ -213,14 +213,13 @@ def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, ad
     live = kept_figure(cache, _race_figure)
     live.new_background("race")
     finals = []
-    for (name, path), line, label in zip(paths.items(), live.lines, live.legend.get_texts()):
+    for (name, path), line in zip(paths.items(), live.lines):
         ok = np.all(np.isfinite(path), axis=1) & (np.abs(path).max(axis=1) < 1e6)
         shown = path[ok]
         line.set_data(shown[:, 0], shown[:, 1])
-        label.set_text(name)
         diverged = len(path) < steps + 1 or not ok.all() or _race_loss(shown[-1]) > 1e6
         finals.append((name, None if diverged else _race_loss(path[-1])))
-    live.title.set_text(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps")
+    live.title.set_text(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps, momentum {momentum:.2f}")
     parts = [f"{name}: {'diverged' if loss is None else f'{loss:.3g}'}" for name, loss in finals]
     text = f"final loss after {steps} steps — " + ", ".join(parts)
     return live, text
@@ -591,7 +590,7 @@ def _targets_figure(k) -> LiveFigure:
     live.figure.subplots_adjust(left=0.09, right=0.98, bottom=0.16, top=0.9, wspace=0.08)  # tight_layout is slow
     classes = np.arange(k)
     live.a1, live.a2 = a1, a2
-    live.teacher = a1.bar(classes, np.zeros(k), color="tab:purple", alpha=0.8, label="T")
+    live.teacher = a1.bar(classes, np.zeros(k), color="tab:purple", alpha=0.8, label="T (the slider)")
     live.changes(list(live.teacher))
     live.changes(a1.step(classes, _softmax(TEACHER_LOGITS[0]), where="mid", color="k", lw=1, label="T = 1"))
     live.target = a2.bar(classes, np.zeros(k), color="tab:orange", alpha=0.8)
@@ -602,7 +601,7 @@ def _targets_figure(k) -> LiveFigure:
         a.set_ylim(0, 1.05)
         live.changes(list(a.spines.values()))  # the frames, over the bars
     a1.set_ylabel("probability")
-    live.legend = live.changes(a1.legend(fontsize=8))
+    live.on_top(a1.legend(fontsize=8, loc="upper right"))  # over the bars
     live.title1 = live.changes(a1.set_title(" ", fontsize=9))
     live.title2 = live.changes(a2.set_title(" ", fontsize=9))
     return live
@@ -626,8 +625,7 @@ def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss, 
         rect.set_height(v)
     for rect, v in zip(live.target, target):
         rect.set_height(v)
-    live.legend.get_texts()[0].set_text(f"T = {T:g}")
-    live.title1.set_text(f"teacher softmax(z / T), H = {teacher_entropy:.2f} nats")
+    live.title1.set_text(f"teacher softmax(z / T), T = {T:g}, H = {teacher_entropy:.2f} nats")
     live.title2.set_text(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats")
     text = (f"T = {T:g}: teacher entropy {teacher_entropy:.3f} nats (max log {k} = {np.log(k):.3f}), "
             f"student distillation loss {distill:.3f}; ε = {eps:g}: target entropy {target_entropy:.3f} nats, "
