@@ -32,7 +32,7 @@ from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
 from .explorer import Explorer, cached, frozen
-from .picture import LiveFigure, kept_figure
+from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = [
     "karate_graph", "draw_graph", "train_karate_gcn",
@@ -164,6 +164,8 @@ def _oversmoothing_features():
 
 
 PROPAGATIONS = ("plain", "residual", "initial residual")
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 APPNP_ALPHA = 0.1
 
 
@@ -236,15 +238,19 @@ def render_oversmoothing(depth, propagation="plain", pairnorm=False, *, normaliz
     v0 = np.abs(frames[0][:, 0] * scale).max()
     live = kept_figure(cache, _oversmoothing_figure)
     floor = 1e-300
-    if live.new_background(key):
-        values = np.maximum(np.concatenate([normalised, raw]), floor)
-        live.ax_e.set_ylim(values.min() / 3, values.max() * 3)
+    # one energy axis for every propagation and PairNorm setting (whole decades): switching keeps it
+    every = [cached(cache, ("curves", normalized_adjacency, dirichlet_energy, p, n), lambda p=p, n=n:
+                    _oversmoothing_curves(normalized_adjacency, dirichlet_energy, p, n))[1:3]
+             for p in PROPAGATIONS for n in (False, True)] if cache is not None else [(normalised, raw)]
+    limits = decade_limits(np.maximum(np.concatenate([np.concatenate(pair) for pair in every]), floor))
+    if live.new_background(limits):
+        live.ax_e.set_ylim(limits[0] / 2, limits[1] * 2)
     live.nodes.set_array(np.asarray(signal, dtype=float))
     live.nodes.set_clim(-v0, v0)
-    label = {"plain": "\\hat A^{%d} X" % depth, "residual": "X_{%d}" % depth,
-             "initial residual": "X_{%d}" % depth}[propagation]
-    live.title.set_text(f"first feature of $\\tilde D^{{-1/2}} {label}$ ({propagation}"
-                        f"{', PairNorm' if pairnorm else ''})")
+    k = str(depth)
+    label = "Â" + k.translate(_SUPERSCRIPTS) + " X" if propagation == "plain" else "X" + k.translate(_SUBSCRIPTS)
+    live.title.set_text(f"first feature of D̃^(−1/2) {label} ({propagation}"  # plain text: mathtext costs
+                        f"{', PairNorm' if pairnorm else ''})")                   # ~20 ms per new title
     ks = np.arange(MAX_DEPTH + 1)
     live.normalised.set_data(ks, np.maximum(normalised, floor))
     live.raw.set_data(ks, np.maximum(raw, floor))
