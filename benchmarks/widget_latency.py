@@ -20,6 +20,10 @@ cells are not painted, ``windowingMode`` "contentVisibility"). Then:
   A move that changes only the readout is timed to the readout's change; a move after which the kernel
   goes idle with nothing drawn changed (a slider past its last effect) is counted, not timed.
 
+Each run starts and ends with two calibration widgets that do almost nothing (a readout; one line
+moved on fixed axes): their medians are the floor any widget pays on this machine and browser, and
+show whether the machine was slower than usual during the run (it varies by a third from hour to hour).
+
 Runs twice: with JupyterLab and its kernels on 2 cores, and under ``taskset -c 0`` (one CPU, like
 Binder). The browser always runs on every core. Budgets (issue 17): per widget median <= 100 ms
 and worst <= 300 ms on 2 cores, median <= 200 ms on 1 CPU; first display <= 1 s after its cell runs.
@@ -347,6 +351,11 @@ def print_report(runs: list[dict]) -> None:
           f"median <= {BUDGET_MEDIAN_MS[1]:.0f} ms on 1 CPU, first display <= {BUDGET_FIRST_MS:.0f} ms\n"
           "  (first: the widget's cell run again, from the key press to its picture painted)")
     flags = [f for run in runs for f in run["flags"]]
+    for run in runs:
+        medians = [" / ".join(f"{w['title'].split(': ', 1)[-1]} {w['median_ms']} ms" for w in c.get("widgets", []))
+                   or c.get("error", "-") for c in run.get("calibration", [])]
+        print(f"  calibration on {run['cpus']} CPU(s), two widgets that do almost nothing (median, at the start "
+              f"and at the end): {'; then '.join(medians)}")
     print("\nFlags:" if flags else "\nNo budget exceeded.")
     for f in flags:
         print(f"  {f}")
@@ -375,7 +384,55 @@ def markdown(data: dict) -> str:
             median_ms, worst_ms, first_ms = row.get(r["cpus"], (None, None, None))
             cells += [f"{ms(median_ms)} / {ms(worst_ms)}", ms(first_ms)]
         lines.append("| " + " | ".join(cells) + " |")
+    for i, title in enumerate(("calibration: readout only", "calibration: one line on fixed axes")):
+        cells = ["-", f"{title} (start → end of the run)"]
+        for r in runs:
+            medians = [c["widgets"][i]["median_ms"] if len(c.get("widgets", [])) > i else None
+                       for c in r.get("calibration", [])]
+            cells += [" → ".join(ms(m) for m in medians) or "-", "-"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# Two widgets that do (almost) nothing, measured at the start and at the end of every run: what any
+# update costs on this machine and browser, whatever the widget (the page, the comm, the kernel's
+# status messages, decoding and painting a picture). Their medians say how far a widget is from it,
+# and whether the machine was slower than usual during the run.
+CALIBRATION = "calibration"
+CALIBRATION_CELLS = [
+    """import numpy as np
+import ipywidgets as w
+from matplotlib.figure import Figure
+from dlcourse.widgets.explorer import Explorer
+from dlcourse.widgets.picture import LiveFigure, kept_figure
+
+x = np.linspace(0, 10, 200)
+
+def _one_line_figure():
+    live = LiveFigure(Figure(figsize=(9, 3.3)))
+    live.ax = live.figure.subplots()
+    live.ax.set(xlim=(0, 10), ylim=(-1.1, 1.1))
+    live.line, = live.changes(live.ax.plot([], []))
+    return live
+
+def render_one_line(k, cache=None):
+    live = kept_figure(cache, _one_line_figure)
+    live.new_background("axes")
+    live.line.set_data(x, np.sin(x + k / 5))
+    return live, f"k = {k}"
+""",
+    'Explorer(lambda k: (None, f"k = {k}"), {"k": w.IntSlider(0, min=0, max=40)}, title="calibration: readout only")',
+    'Explorer(render_one_line, {"k": w.IntSlider(0, min=0, max=40)}, title="calibration: one line on fixed axes")',
+]
+CALIBRATION_MOVES = 10
+
+
+def _calibration_notebook():
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CALIBRATION_CELLS])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return notebook
 
 
 def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapter=None) -> dict:
@@ -388,45 +445,55 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
     from autograder import submissions
     from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, Lab, _open_and_run
 
-    results = {}
+    results, calibration = {}, []
     with tempfile.TemporaryDirectory(prefix="latency-") as tmp:
         root, home = Path(tmp) / "root", Path(tmp) / "home"
         home.mkdir()
-        for chapter in chapters:
-            path = root / chapter / f"{chapter}.ipynb"
+        for name in chapters + [CALIBRATION]:
+            path = root / name / f"{name}.ipynb"
             path.parent.mkdir(parents=True)
-            nbformat.write(submissions.reference(chapter), str(path))
+            nbformat.write(_calibration_notebook() if name == CALIBRATION else submissions.reference(name), str(path))
         prefix = ["taskset", "-c", "0"] if cpus == 1 else []
         lab = Lab(root, home, prefix=prefix, default_windowing=True).start()  # the student's JupyterLab settings
         try:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-                for chapter in chapters:
-                    print(f"[latency] {cpus} CPU(s): {chapter} ...", file=sys.stderr, flush=True)
+
+                def measure(name: str) -> dict:
                     page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
                     try:
-                        _open_and_run(page, lab, chapter)
+                        _open_and_run(page, lab, name)
                         page.wait_for_timeout(500)
-                        results[chapter] = measure_chapter(page, moves, all_controls)
+                        if name == CALIBRATION:
+                            return measure_chapter(page, CALIBRATION_MOVES, first=False)
+                        return measure_chapter(page, moves, all_controls)
                     except BaseException as exc:
                         if isinstance(exc, KeyboardInterrupt):
                             raise
-                        results[chapter] = {"error": f"{type(exc).__name__}: {str(exc)[:300]}", "widgets": []}
+                        return {"error": f"{type(exc).__name__}: {str(exc)[:300]}", "widgets": []}
                     finally:
                         page.close()
                         lab.shutdown_kernels()
-                    for w in results[chapter].get("widgets", []):
-                        print(f"[latency]   {cpus} CPU(s) {chapter} widget {w['widget']} {w['title'][:40]!r}: "
+
+                for name in [CALIBRATION] + chapters + [CALIBRATION]:
+                    print(f"[latency] {cpus} CPU(s): {name} ...", file=sys.stderr, flush=True)
+                    result = measure(name)
+                    if name == CALIBRATION:
+                        calibration.append(result)
+                    else:
+                        results[name] = result
+                    for w in result.get("widgets", []):
+                        print(f"[latency]   {cpus} CPU(s) {name} widget {w['widget']} {w['title'][:40]!r}: "
                               f"median {w['median_ms']} ms, worst {w['worst_ms']} ms", file=sys.stderr, flush=True)
-                    if results[chapter].get("error"):
-                        print(f"[latency]   {chapter}: {results[chapter]['error']}", file=sys.stderr, flush=True)
-                    if on_chapter is not None:
+                    if result.get("error"):
+                        print(f"[latency]   {name}: {result['error']}", file=sys.stderr, flush=True)
+                    if on_chapter is not None and name != CALIBRATION:
                         on_chapter(cpus, results)
                 browser.close()
         finally:
             lab.stop()
     flags = [f for chapter, result in results.items() for f in flags_for(cpus, chapter, result)]
-    return {"cpus": cpus, "chapters": results, "flags": flags}
+    return {"cpus": cpus, "chapters": results, "calibration": calibration, "flags": flags}
 
 
 def main(argv=None) -> int:

@@ -495,7 +495,7 @@ def _recipe_figure(epochs, n_layers) -> LiveFigure:
         ax.set_title(title, fontsize=9)
     a3.set_yscale("log")
     a3.minorticks_off()
-    live.changes(a2.legend(fontsize=7))  # over the bars
+    live.on_top(a2.legend(fontsize=7, loc="upper left"))  # over the bars
     return live
 
 
