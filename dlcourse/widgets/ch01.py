@@ -161,16 +161,21 @@ def _perceptron_steps_figure() -> LiveFigure:
     return live
 
 
-def _perceptron_data(live, X, y, v_star, states, total, R, gamma, bound):
+def _novikoff_path(states, v_star):
+    """(w_k . w*, ||w_k||) for k = 1..len(states) - 1, in augmented coordinates, w* the unit planted separator."""
+    unit = v_star / np.linalg.norm(v_star)
+    augmented = np.array([np.r_[w, b] for w, b in states[1:]]).reshape(-1, len(v_star))
+    return frozen(augmented @ unit), frozen(np.linalg.norm(augmented, axis=1))
+
+
+def _perceptron_data(live, X, y, v_star, path, total, R, gamma, bound):
     """The data, the planted separator and Novikoff's curves for one data set; new axis limits when they leave them."""
     live.positive.set_offsets(X[y > 0])
     live.negative.set_offsets(X[y < 0])
     _set_line(live.planted, v_star[:2], v_star[2])
     # Novikoff's lemmas in augmented coordinates: k gamma <= w_k . w* <= ||w_k|| <= sqrt(k) R
-    unit = v_star / np.linalg.norm(v_star)
     ks = np.arange(1, total + 1)
-    along = np.array([np.r_[w, b] @ unit for w, b in states[1:]])
-    length = np.array([np.linalg.norm(np.r_[w, b]) for w, b in states[1:]])
+    along, length = path
     k_max = max(2.0 * total, 1.5 * bound if np.isfinite(bound) else 2.0 * total, 10.0)
     grid = np.geomspace(1, k_max, 100)
     live.lemma1.set_visible(gamma > 0)
@@ -201,7 +206,8 @@ def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, marg
 
     t = min(int(update), total)
     live = kept_figure(cache, _perceptron_steps_figure)
-    _perceptron_data(live, X, y, v_star, states, total, R, gamma, bound)
+    path = cached(cache, key + ("novikoff path",), lambda: _novikoff_path(states, v_star))
+    _perceptron_data(live, X, y, v_star, path, total, R, gamma, bound)
     for artist in (live.before, live.after, live.arrow, live.corrected, live.now):
         artist.set_visible(t >= 1)
     if t >= 1:

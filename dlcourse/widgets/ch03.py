@@ -25,7 +25,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .explorer import Explorer
-from .picture import LiveFigure, kept_figure
+from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
            "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED",
@@ -317,12 +317,6 @@ def _mode_cost_figure() -> LiveFigure:
     return live
 
 
-def _decades(values):
-    """Whole decades around ``values`` (log10 of the limits): axes that change only when a curve leaves them."""
-    logs = np.log10(np.maximum(np.asarray(values, dtype=float), 1e-3))
-    return float(np.floor(logs.min())), float(np.ceil(logs.max() + 1e-9))
-
-
 def render_mode_cost(n=16, *, jvp, Value, cache=None):
     """Full gradient of cost_function at a fixed point by n jvp calls and by one Value backward pass,
     for n and the powers of two below it. With a ``RenderCache`` each size is measured once (per
@@ -335,13 +329,13 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
     diff = diffs[-1]
 
     live = kept_figure(cache, _mode_cost_figure)
-    seen = getattr(live, "limits", ((np.inf, -np.inf), (np.inf, -np.inf)))  # the axes only ever grow
-    limits = tuple((min(a[0], b[0]), max(a[1], b[1]))
-                   for a, b in zip(seen, (_decades(fwd_ops + rev_ops), _decades(fwd_ms + rev_ms))))
+    seen = getattr(live, "limits", ((np.inf, 0.0), (np.inf, 0.0)))  # the axes only ever grow (whole decades)
+    limits = tuple((min(a[0], b[0]), max(a[1], b[1])) for a, b in zip(
+        seen, (decade_limits(np.maximum(fwd_ops + rev_ops, 1e-3)), decade_limits(np.maximum(fwd_ms + rev_ms, 1e-3)))))
     live.limits = limits
     if live.new_background(limits):
         for ax, (low, high) in zip((live.ax1, live.ax2), limits):
-            ax.set_ylim(10 ** low / 1.2, 10 ** high * 1.2)
+            ax.set_ylim(low / 1.2, high * 1.2)
     for line, ys in ((live.fwd_ops, fwd_ops), (live.rev_ops, rev_ops), (live.fwd_ms, fwd_ms), (live.rev_ms, rev_ms)):
         line.set_data(sizes, ys)
     text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, "

@@ -230,19 +230,21 @@ def render_oversmoothing(depth, propagation="plain", pairnorm=False, *, normaliz
     """Propagated features on the karate club and the Dirichlet energy against depth."""
     A, _, pos = karate_graph()
     propagation = propagation if propagation in PROPAGATIONS else "plain"
-    key = ("curves", normalized_adjacency, dirichlet_energy, propagation, bool(pairnorm))
-    frames, normalised, raw, scale = cached(cache, key, lambda: _oversmoothing_curves(
-        normalized_adjacency, dirichlet_energy, propagation, bool(pairnorm)))
+
+    def curves(propagation, pairnorm):
+        return cached(cache, ("curves", normalized_adjacency, dirichlet_energy, propagation, pairnorm),
+                      lambda: _oversmoothing_curves(normalized_adjacency, dirichlet_energy, propagation, pairnorm))
+
+    frames, normalised, raw, scale = curves(propagation, bool(pairnorm))
     depth = int(np.clip(depth, 0, MAX_DEPTH))
     signal = frames[depth][:, 0] * scale
     v0 = np.abs(frames[0][:, 0] * scale).max()
     live = kept_figure(cache, _oversmoothing_figure)
     floor = 1e-300
     # one energy axis for every propagation and PairNorm setting (whole decades): switching keeps it
-    every = [cached(cache, ("curves", normalized_adjacency, dirichlet_energy, p, n), lambda p=p, n=n:
-                    _oversmoothing_curves(normalized_adjacency, dirichlet_energy, p, n))[1:3]
-             for p in PROPAGATIONS for n in (False, True)] if cache is not None else [(normalised, raw)]
-    limits = decade_limits(np.maximum(np.concatenate([np.concatenate(pair) for pair in every]), floor))
+    settings = [(p, n) for p in PROPAGATIONS for n in (False, True)] if cache is not None else []
+    energies = [normalised, raw] + [e for p, n in settings for e in curves(p, n)[1:3]]
+    limits = decade_limits(np.maximum(np.concatenate(energies), floor))
     if live.new_background(limits):
         live.ax_e.set_ylim(limits[0] / 2, limits[1] * 2)
     live.nodes.set_array(np.asarray(signal, dtype=float))

@@ -22,10 +22,9 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FixedLocator, FuncFormatter
 
 from .explorer import Explorer, cached, frozen
-from .picture import LiveFigure, decade_limits, kept_figure
+from .picture import LiveFigure, decade_limits, kept_figure, plain_log_axis
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
@@ -59,11 +58,6 @@ def _stds(activation_stds, width, activation, n_samples, seed):
     return frozen(curves)
 
 
-def _power_of_ten(value, _=None) -> str:
-    """A decade tick's label as plain text: 1e-4, 1, 1e2."""
-    return "1" if value == 1 else f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
-
-
 def _activation_stats_figure(width, n_samples) -> LiveFigure:
     """Axes, legend (beside the axes: no curve goes under it) and the three curves."""
     live = LiveFigure(Figure(figsize=(6.4, 3.3)))
@@ -75,8 +69,6 @@ def _activation_stats_figure(width, n_samples) -> LiveFigure:
               title="scheme", title_fontsize=8)  # background: the selected curve is the thick one with dots
     ax.axhline(1.0, color="gray", lw=0.8, ls=":")
     ax.set_yscale("log")
-    ax.minorticks_off()
-    ax.yaxis.set_major_formatter(FuncFormatter(_power_of_ten))  # plain text: mathtext is slow to lay out
     ax.set_xlim(0, MAX_DEPTH + 1)
     ax.set_xlabel("layer")
     ax.set_ylabel("std of activations")
@@ -91,7 +83,7 @@ def _std_background(live, activation, curves, width, n_samples):
     if live.new_background((activation, low, high)):
         live.ax.set_ylim(low / 10 ** 0.1, high * 10 ** 0.1)
         decades = np.arange(np.log10(low), np.log10(high) + 0.5, 2 if high / low > 1e5 else 1)
-        live.ax.yaxis.set_major_locator(FixedLocator(10.0 ** decades))
+        plain_log_axis(live.ax.yaxis, 10.0 ** decades)
         live.ax.set_title(f"{activation} network, width {width}, {n_samples} inputs (square layers: lecun = xavier)",
                           fontsize=10)
 

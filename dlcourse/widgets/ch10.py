@@ -19,16 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from .explorer import Explorer, cached, frozen
-from .picture import LiveFigure, kept_figure
-
-
-def _plain_log_axis(axis, ticks):
-    """Fixed decade ticks labelled 1e-6 (not mathtext) and no minor ticks: text layout is the slow part."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-    axis.set_major_locator(FixedLocator(ticks))
-    axis.set_major_formatter(FuncFormatter(
-        lambda v, _: "1" if v == 1 else f"{v:.0e}".replace("e-0", "e-").replace("e+0", "e")))
-    axis.set_minor_locator(NullLocator())
+from .picture import LiveFigure, kept_figure, plain_log_axis
 
 __all__ = ["momentum_explorer", "render_momentum", "noise_floor_explorer", "render_noise_floor",
            "quadratic", "noise_problem"]
@@ -112,7 +103,7 @@ def _momentum_figure() -> LiveFigure:
     a1.set_yticks([])  # coordinates carry no meaning here, and tick labels are the slow part of a redraw
     a1.set_title("h = ½ θᵀAθ, L = 1, μ = 1/κ", fontsize=9)  # background: κ's value is in the readout
     a2.set_ylim(1e-16, 1e3)
-    _plain_log_axis(a2.yaxis, [1e-15, 1e-10, 1e-5, 1.0])
+    plain_log_axis(a2.yaxis, [1e-15, 1e-10, 1e-5, 1.0])
     a2.set_xlabel("step t", fontsize=8)
     a2.xaxis.set_major_locator(MaxNLocator(5, integer=True))
     a2.tick_params(labelsize=7)
@@ -231,7 +222,7 @@ def _noise_figure() -> LiveFigure:
                                             label="estimate η trΣ (N−B)/(4B(N−1))"))
     ax.set_xlim(0, NOISE_STEPS)
     ax.set_ylim(1e-9, 10)
-    _plain_log_axis(ax.yaxis, [1e-8, 1e-6, 1e-4, 1e-2, 1.0])
+    plain_log_axis(ax.yaxis, [1e-8, 1e-6, 1e-4, 1e-2, 1.0])
     ax.set_xlabel("step", fontsize=8)
     ax.set_ylabel("h(θ) − h*", fontsize=8)
     ax.tick_params(labelsize=7)

@@ -36,7 +36,8 @@ PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "ti
 COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
 KEPT_BACKGROUNDS = 8    # backgrounds a live figure keeps as pixels, by key (about 1 MB each)
 
-__all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of", "round_limits", "decade_limits"]
+__all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of", "round_limits", "decade_limits",
+           "plain_log_axis"]
 
 
 def _agg_canvas(figure):
@@ -145,12 +146,17 @@ class LiveFigure:
         self.background_key = None
         self.full_draws = 0
 
-    def changes(self, artists):
-        """Mark an artist, or a list of them (what ``ax.plot`` returns), as redrawn at every update."""
+    @staticmethod
+    def _mark(artists, layer: list):
+        """Take ``artists`` (one, or a list of them: what ``ax.plot`` returns) out of the background into ``layer``."""
         for artist in artists if isinstance(artists, (list, tuple)) else [artists]:
             artist.set_animated(True)
-            self.changing.append(artist)
+            layer.append(artist)
         return artists
+
+    def changes(self, artists):
+        """Mark an artist, or a list of them (what ``ax.plot`` returns), as redrawn at every update."""
+        return self._mark(artists, self.changing)
 
     def on_top(self, artists):
         """Mark a static artist, or a list of them, drawn over the changing ones (a legend over the curves):
@@ -158,10 +164,7 @@ class LiveFigure:
         legend costs 10-15 ms to draw, laying its pixels over a picture a fraction of a ms. Its position
         must not depend on the changing artists (not ``loc="best"``); a render that changes it asks for a
         ``new_background``."""
-        for artist in artists if isinstance(artists, (list, tuple)) else [artists]:
-            artist.set_animated(True)
-            self.on_top_artists.append(artist)
-        return artists
+        return self._mark(artists, self.on_top_artists)
 
     def new_background(self, key) -> bool:
         """Whether the background must change to show ``key`` (what it depends on: a control's value,
@@ -200,7 +203,7 @@ class LiveFigure:
         return box, rgba[box][:, :, :3] * alpha, 1 - alpha
 
     def pixels(self) -> np.ndarray:
-        """The figure's RGBA pixels: the background (drawn now if not kept) and the changing artists."""
+        """The figure's RGBA pixels: the background (drawn now if not kept), the changing artists, the top layer."""
         if self._background is None:
             self.canvas.draw()
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
@@ -274,3 +277,16 @@ def decade_limits(values, block: int = 1) -> tuple[float, float]:
         return 1.0, 10.0 ** block
     low, high = block * np.floor(logs.min() / block), block * np.ceil((logs.max() + 1e-9) / block)
     return float(10.0 ** low), float(10.0 ** high)
+
+
+def plain_log_axis(axis, ticks) -> None:
+    """A log axis with fixed ``ticks`` labelled as plain text (1e-4, 1, 1e2) and no minor ticks:
+    laying out mathtext labels is the slow part of drawing a log axis."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    def label(value, _=None) -> str:
+        return "1" if value == 1 else f"{value:.0e}".replace("e-0", "e-").replace("e+0", "e").replace("e+", "e")
+
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_major_formatter(FuncFormatter(label))
+    axis.set_minor_locator(NullLocator())
