@@ -96,6 +96,45 @@ def test_a_background_drawn_before_is_reused():
     assert_picture_is_current(explorer)
 
 
+def _labels_figure():
+    """Figure 2.3 in high: 229.99999999999997 pixels, not a whole number (text is placed from the top)."""
+    live = LiveFigure(Figure(figsize=(4, 2.3)))
+    live.ax = live.figure.subplots()
+    live.image = live.changes(live.ax.imshow(np.zeros((3, 3)), cmap="gray", vmin=0, vmax=1))
+    live.changes(list(live.ax.spines.values()))  # the frame, over the image
+    live.labels = live.changes([live.ax.text(j, i, "", ha="center", va="center", fontsize=8,
+                                             bbox=dict(boxstyle="round", fc="tab:orange") if i == 0 else None)
+                                for i in range(3) for j in range(3)])
+    live.title = live.changes(live.ax.set_title(" "))
+    return live
+
+
+def render_labels(value=0, *, cache=None):
+    live = kept_figure(cache, _labels_figure)
+    live.new_background("grid")
+    grid = (np.arange(9).reshape(3, 3) + value) % 4 / 3
+    live.image.set_data(grid)
+    for label, v in zip(live.labels, grid.ravel()):
+        label.set_text(f"{v:.2f}")
+        label.set_color("white" if v < 0.5 else "black")
+    live.title.set_text(f"shift {value % 4}")
+    return live, f"value {value}"
+
+
+def test_a_changing_text_is_drawn_once_then_its_pixels_laid_over():
+    import ipywidgets as widgets
+
+    explorer = Explorer(render_labels, {"value": widgets.IntSlider(0, min=0, max=9)})
+    live = explorer.cache.figure
+    kept = len(live._texts)
+    assert kept == 10  # 9 labels and the title, each its own (text, colour, place)
+    assert_picture_is_current(explorer)
+    for value in range(1, 9):
+        move(explorer, value=value)
+        assert_picture_is_current(explorer)  # kept pixels where a text comes back, the same as drawn
+    assert len(live._texts) == 4 * 9 + 4  # 4 values per label (each in its colour), 4 titles: none drawn twice
+
+
 def test_the_png_is_the_pixels():
     from dlcourse.widgets.picture import _png
 

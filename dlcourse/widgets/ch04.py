@@ -177,13 +177,19 @@ def _panel(live, ax):
     return image
 
 
+@functools.lru_cache(maxsize=None)
+def _colormap(name: str):
+    """One colormap per name (``matplotlib.colormaps[name]`` is a new copy, which builds its table anew)."""
+    return matplotlib.colormaps[name]
+
+
 def _update(live, k, image, title, cmap="gray", vmin=0.0, vmax=1.0):
     """Panel ``k`` shows ``image`` coloured here (a few hundred pixels: Matplotlib would colour the
     image after resampling it to the screen, 100 times more, at every update)."""
     ax, im = live.axes[k], live.images[k]
     h, w = image.shape
     scaled = (np.asarray(image, dtype=float) - vmin) / (vmax - vmin if vmax > vmin else 1.0)
-    im.set_data(matplotlib.colormaps[cmap](np.clip(scaled, 0.0, 1.0), bytes=True))
+    im.set_data(_colormap(cmap)(np.clip(scaled, 0.0, 1.0), bytes=True))
     im.set_extent((-0.5, w - 0.5, h - 0.5, -0.5))
     ax.set_xlim(-0.5, w - 0.5)
     ax.set_ylim(h - 0.5, -0.5)

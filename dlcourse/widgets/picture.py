@@ -9,6 +9,9 @@ Two kinds of figure:
   on it, then the artists marked with ``live.on_top(...)`` (a legend over changing curves), kept
   as a transparent layer, are laid over them. A figure with two axes and a legend costs 40-80 ms
   to draw whole and a few ms this way, which is what a student dragging a slider waits for.
+  Changing texts (titles, the labels of values) are kept as pixels too, one layer per what they
+  show and where: a text costs about 1 ms to draw and often comes back (a title that stays, the
+  few values of a kernel's labels), laid over it costs a few hundredths of that.
 
 A render keeps its live figure in the explorer's cache, one per explorer:
 
@@ -35,6 +38,7 @@ import numpy as np
 PAD_PIXELS = 8          # white border kept around what a figure shows (bbox "tight" keeps 0.1 in)
 COMPRESS_LEVEL = 1      # zlib level of the PNG: level 1 is several times faster than 6, a little larger
 KEPT_BACKGROUNDS = 8    # backgrounds a live figure keeps as pixels, by key (about 1 MB each)
+KEPT_TEXTS = 256        # changing texts a live figure keeps as pixels, by what they show and where (a few kB each)
 
 __all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of", "round_limits", "decade_limits",
            "plain_log_axis"]
@@ -112,6 +116,56 @@ def figure_png(figure, memo: dict | None = None) -> bytes:
     return _png(rgba[top:bottom, left:right])
 
 
+def _layer(rgba: np.ndarray, within=None):
+    """What is drawn on a transparent canvas, ready to lay over pictures: (box, colour times alpha,
+    1 - alpha), or None when nothing is drawn. ``within``: (rows, cols) slices where it is drawn, if known."""
+    rows_within, cols_within = within or (slice(None), slice(None))
+    drawn = rgba[rows_within, cols_within, 3] > 0
+    rows, cols = np.flatnonzero(drawn.any(axis=1)), np.flatnonzero(drawn.any(axis=0))
+    if rows.size == 0:
+        return None
+    top, left = rows_within.start or 0, cols_within.start or 0
+    box = (slice(top + rows[0], top + rows[-1] + 1), slice(left + cols[0], left + cols[-1] + 1))
+    alpha = rgba[box][:, :, 3:] / np.float32(255)
+    return box, rgba[box][:, :, :3] * alpha, 1 - alpha
+
+
+def _lay(layer, pixels: np.ndarray) -> None:
+    """Lay a ``_layer`` over ``pixels`` (in place)."""
+    if layer is not None:
+        box, colour, under = layer
+        region = pixels[box][:, :, :3]
+        region[...] = np.rint(colour + region * under).astype(np.uint8)
+
+
+# what a Text's pixels depend on besides its place, colour, font, clip and box (its own attributes:
+# Matplotlib has no public getter for several of them)
+_TEXT_STATE = ("_text", "_rotation", "_rotation_mode", "_transform_rotates_text", "_horizontalalignment",
+               "_verticalalignment", "_multialignment", "_linespacing", "_wrap", "_usetex", "_parse_math",
+               "_antialiased", "_agg_filter", "_sketch", "_snap", "_rasterized")
+
+
+def _text_key(artist):
+    """All a changing text's pixels depend on; None for an artist whose pixels are not kept (not a plain
+    ``Text``: an annotation's arrow; path effects; a clip path); () for an empty text (nothing drawn)."""
+    from matplotlib.colors import to_rgba
+    from matplotlib.text import Text
+
+    if type(artist) is not Text or artist.get_path_effects() or artist.get_clip_path() is not None:
+        return None
+    if not artist.get_text():
+        return ()
+    clip = artist.get_clip_box() if artist.get_clip_on() else None
+    patch = artist.get_bbox_patch()
+    box = None if patch is None else (
+        tuple(patch.get_facecolor()), tuple(patch.get_edgecolor()), patch.get_linewidth(), patch.get_linestyle(),
+        type(patch.get_boxstyle()).__name__, tuple(sorted(vars(patch.get_boxstyle()).items())))
+    return (tuple(getattr(artist, name, None) for name in _TEXT_STATE),
+            tuple(artist.get_transform().transform(artist.get_unitless_position())),
+            to_rgba(artist.get_color(), artist.get_alpha()), hash(artist.get_fontproperties()),
+            None if clip is None else tuple(clip.extents), box)
+
+
 class LiveFigure:
     """A figure drawn in two layers: a background drawn once, and the artists that change redrawn on it.
 
@@ -143,6 +197,8 @@ class LiveFigure:
         self._backgrounds = {}  # key -> (background, top layer) drawn for it, most recent last
         self._top = None
         self._box = None
+        self._texts = {}       # _text_key -> the text's pixels as a _layer, most recently used last
+        self._scratch = None   # a transparent canvas to draw one text on
         self.background_key = None
         self.full_draws = 0
 
@@ -182,25 +238,46 @@ class LiveFigure:
             self._backgrounds[key] = self._background, self._top  # most recently used last
         return True
 
-    def _top_layer(self):
-        """The on-top artists drawn alone on a transparent canvas: (box, colour times alpha, 1 - alpha)."""
-        if not self.on_top_artists:
-            return None
+    def _transparent(self):
+        """A transparent canvas of the figure's size (one, cleared for each use)."""
         from matplotlib.backends.backend_agg import RendererAgg
 
-        width, height = self.canvas.get_width_height(physical=True)
-        renderer = RendererAgg(width, height, self.figure.dpi)
+        size = tuple(self.canvas.get_renderer().get_canvas_width_height())  # as the canvas has it: not rounded
+        if self._scratch is None or tuple(self._scratch.get_canvas_width_height()) != size:
+            self._scratch = RendererAgg(*size, self.figure.dpi)  # text is placed from the top: the same height
+        self._scratch.clear()
+        return self._scratch
+
+    def _top_layer(self):
+        """The on-top artists drawn alone on a transparent canvas, as a ``_layer``."""
+        if not self.on_top_artists:
+            return None
+        renderer = self._transparent()
         for artist in self.on_top_artists:
             if artist.get_visible():
                 artist.draw(renderer)
-        rgba = np.asarray(renderer.buffer_rgba())
-        drawn = rgba[:, :, 3] > 0
-        rows, cols = np.flatnonzero(drawn.any(axis=1)), np.flatnonzero(drawn.any(axis=0))
-        if rows.size == 0:
-            return None
-        box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
-        alpha = rgba[box][:, :, 3:] / np.float32(255)
-        return box, rgba[box][:, :, :3] * alpha, 1 - alpha
+        return _layer(np.asarray(renderer.buffer_rgba()))
+
+    def _draw_text(self, artist, key, pixels) -> None:
+        """A changing text laid over the picture: drawn alone on a transparent canvas the first time it
+        is shown (what it shows, where, how), its pixels kept and laid over at every later update.
+        Drawing a text costs about 1 ms (a figure's titles and labels add up to 5-10 ms), laying it
+        over a few hundredths of that."""
+        layer = self._texts.pop(key, None) if key in self._texts else None
+        if layer is None:
+            scratch = self._transparent()
+            artist.draw(scratch)
+            extent = artist.get_window_extent(scratch)
+            if artist.get_bbox_patch() is not None:
+                extent = extent.union([extent, artist.get_bbox_patch().get_window_extent(scratch)])
+            height = int(scratch.height)
+            within = (slice(max(int(height - extent.y1) - 3, 0), max(int(height - extent.y0) + 3, 0)),
+                      slice(max(int(extent.x0) - 3, 0), max(int(extent.x1) + 3, 0)))
+            layer = _layer(np.asarray(scratch.buffer_rgba()), within)
+        self._texts[key] = layer  # most recently used last
+        while len(self._texts) > KEPT_TEXTS:
+            self._texts.pop(next(iter(self._texts)))
+        _lay(layer, pixels)
 
     def pixels(self) -> np.ndarray:
         """The figure's RGBA pixels: the background (drawn now if not kept), the changing artists, the top layer."""
@@ -218,16 +295,17 @@ class LiveFigure:
         else:
             self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
+        pixels = np.asarray(self.canvas.buffer_rgba())  # the renderer's own memory: Agg draws over what is laid here
         for axes in {id(a.axes): a.axes for a in self.changing if getattr(a, "axes", None) is not None}.values():
             axes.apply_aspect()  # as a whole draw would: an image of another shape resizes an "equal" box
         for artist in sorted(self.changing, key=lambda a: a.get_zorder()):  # stable: ties keep their order
             if artist.get_visible() and artist.figure is not None:
-                artist.draw(renderer)
-        pixels = np.asarray(self.canvas.buffer_rgba())
-        if self._top is not None:
-            box, colour, under = self._top
-            region = pixels[box][:, :, :3]
-            region[...] = np.rint(colour + region * under).astype(np.uint8)
+                key = _text_key(artist)
+                if key is None:
+                    artist.draw(renderer)
+                elif key:
+                    self._draw_text(artist, key, pixels)
+        _lay(self._top, pixels)
         return pixels
 
     def png(self) -> bytes:
