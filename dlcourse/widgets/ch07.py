@@ -141,7 +141,7 @@ def render_laplacian_modes(index, normalized, *, laplacian, cache=None):
     live.nodes.set_array(u)
     live.nodes.set_clim(-scale, scale)
     name = "normalised Laplacian" if normalized else "Laplacian D - A"
-    live.title.set_text(f"eigenvector $u_{{{index}}}$ of the {name}")
+    live.title.set_text(f"eigenvector u{str(index).translate(_SUBSCRIPTS)} of the {name}")  # mathtext: 10 ms a title
     live.dot.set_data([index], [lam[index]])
     text = (f"eigenvector {index} of {len(lam)}: eigenvalue λ = {lam[index]:.4f}; "
             f"{crossings} of {len(i)} edges join nodes of opposite sign")
