@@ -8,6 +8,7 @@ from dlcourse.widgets import ch05
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,
+    assert_picture_is_current,
     build,
     missing_function_test,
     move,
@@ -147,6 +148,15 @@ def test_lru_picture_is_current_after_every_move(ref):
 
 def test_gradient_norm_picture_is_current_after_every_move(ref):
     assert_live_through_every_control(build(ch05.gradient_norm_explorer, ref))
+
+
+def test_moving_the_sequence_length_keeps_the_axes(ref):
+    explorer = build(ch05.gradient_norm_explorer, ref)
+    draws = explorer.cache.figure.full_draws
+    for T in (55, 60, 5, 100):
+        move(explorer, T=T)
+    assert explorer.cache.figure.full_draws == draws, "the lag axis should span the longest T the slider allows"
+    assert_picture_is_current(explorer)
 
 
 def test_trained_lstm_gate_picture_is_current_after_every_move(ref):

@@ -54,6 +54,7 @@ def gradient_setup(sigma: float, T: int, input_scale: float, seed: int = 0, m: i
 
 
 DECADES = 5  # the norm axis spans whole blocks of 5 decades: most moves keep its limits
+T_MAX = 100  # the lag axis spans the longest sequence the slider allows: moving T keeps the axes
 
 
 def _gradient_norm_figure() -> LiveFigure:
@@ -82,8 +83,9 @@ def render_gradient_norm(sigma, T, input_scale, seed, *, jacobian_norms, cache=N
     low = DECADES * np.floor(values.min() / DECADES)
     high = DECADES * np.ceil(max(values.max(), low + 1) / DECADES)
     live = kept_figure(cache, _gradient_norm_figure)
-    if live.new_background((T, low, high)):
-        live.ax.set_xlim(-0.02 * T, 1.02 * (T - 1))
+    longest = max(T, T_MAX)
+    if live.new_background((longest, low, high)):
+        live.ax.set_xlim(-0.02 * longest, 1.02 * (longest - 1))
         live.ax.set_ylim(10.0 ** (low - 0.2), 10.0 ** (high + 0.2))
     live.norms.set_data(lags, shown)
     live.bound.set_data(lags, bound)
@@ -98,7 +100,7 @@ def render_gradient_norm(sigma, T, input_scale, seed, *, jacobian_norms, cache=N
 def gradient_norm_explorer(*, jacobian_norms):
     controls = {
         "sigma": _slider(0.9, 0.5, 1.5, 0.05, "σ₁(U)"),
-        "T": _slider(50, 5, 100, 5, "T", integer=True),
+        "T": _slider(50, 5, T_MAX, 5, "T", integer=True),
         "input_scale": _slider(0.0, 0.0, 2.0, 0.1, "input scale"),
         "seed": _slider(0, 0, 9, 1, "seed", integer=True),
     }

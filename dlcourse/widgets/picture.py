@@ -267,13 +267,19 @@ class LiveFigure:
         if layer is None:
             scratch = self._transparent()
             artist.draw(scratch)
-            extent = artist.get_window_extent(scratch)
-            if artist.get_bbox_patch() is not None:
-                extent = extent.union([extent, artist.get_bbox_patch().get_window_extent(scratch)])
-            height = int(scratch.height)
-            within = (slice(max(int(height - extent.y1) - 3, 0), max(int(height - extent.y0) + 3, 0)),
-                      slice(max(int(extent.x0) - 3, 0), max(int(extent.x1) + 3, 0)))
-            layer = _layer(np.asarray(scratch.buffer_rgba()), within)
+            rgba = np.asarray(scratch.buffer_rgba())
+            # where it is drawn: the text's extent and a margin of one em (a box around it), searched whole
+            # when something is drawn on the margin's edge (the extent of a box's path costs 2 ms)
+            extent, margin = artist.get_window_extent(scratch), 3 + artist.get_fontsize() * self.figure.dpi / 72
+            height, width = rgba.shape[:2]
+            top, bottom = max(int(height - extent.y1 - margin), 0), min(int(height - extent.y0 + margin), height)
+            left, right = max(int(extent.x0 - margin), 0), min(int(extent.x1 + margin), width)
+            layer = _layer(rgba, (slice(top, bottom), slice(left, right)))
+            if layer is not None:
+                rows, cols = layer[0]
+                if ((rows.start == top > 0) or (rows.stop == bottom < height)
+                        or (cols.start == left > 0) or (cols.stop == right < width)):
+                    layer = _layer(rgba)
         self._texts[key] = layer  # most recently used last
         while len(self._texts) > KEPT_TEXTS:
             self._texts.pop(next(iter(self._texts)))
