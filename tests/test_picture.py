@@ -126,13 +126,30 @@ def test_a_changing_text_is_drawn_once_then_its_pixels_laid_over():
 
     explorer = Explorer(render_labels, {"value": widgets.IntSlider(0, min=0, max=9)})
     live = explorer.cache.figure
-    kept = len(live._texts)
-    assert kept == 10  # 9 labels and the title, each its own (text, colour, place)
+    assert len(live._texts) == 10  # 9 labels and the title, each its own (text, colour, place)
     assert_picture_is_current(explorer)
     for value in range(1, 9):
         move(explorer, value=value)
         assert_picture_is_current(explorer)  # kept pixels where a text comes back, the same as drawn
     assert len(live._texts) == 4 * 9 + 4  # 4 values per label (each in its colour), 4 titles: none drawn twice
+
+
+def test_backgrounds_drawn_ahead_are_kept_and_drawn_once():
+    live, _ = render_curve(1, 1)
+    shown = []
+
+    def set_scale(scale):
+        shown.append(scale)
+        live.ax.set_ylim(-scale, scale)
+
+    live.draw_ahead([1, 2, 3], set_scale)
+    assert live.full_draws == 3 and shown == [1, 2, 3]  # each drawn once, before any picture
+    live.draw_ahead([4], set_scale)
+    assert live.full_draws == 3 and shown == [1, 2, 3]  # only before the first picture
+    for scale in (2, 1, 3):
+        assert live.new_background(scale)
+        live.pixels()
+    assert live.full_draws == 3  # every one of them kept
 
 
 def test_the_png_is_the_pixels():

@@ -46,6 +46,9 @@ LAYOUT_SEED = 7
 MAX_DEPTH = 40
 GCN_EPOCHS = 100
 LABELLED = (0, 33)
+# digits as Unicode super- and subscripts: titles in plain text (a new mathtext title costs 10-20 ms to lay out)
+_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 
 # ------------------------------------------------------------------ data and drawing
 
@@ -141,7 +144,7 @@ def render_laplacian_modes(index, normalized, *, laplacian, cache=None):
     live.nodes.set_array(u)
     live.nodes.set_clim(-scale, scale)
     name = "normalised Laplacian" if normalized else "Laplacian D - A"
-    live.title.set_text(f"eigenvector u{str(index).translate(_SUBSCRIPTS)} of the {name}")  # mathtext: 10 ms a title
+    live.title.set_text(f"eigenvector u{str(index).translate(_SUBSCRIPTS)} of the {name}")
     live.dot.set_data([index], [lam[index]])
     text = (f"eigenvector {index} of {len(lam)}: eigenvalue λ = {lam[index]:.4f}; "
             f"{crossings} of {len(i)} edges join nodes of opposite sign")
@@ -164,8 +167,6 @@ def _oversmoothing_features():
 
 
 PROPAGATIONS = ("plain", "residual", "initial residual")
-_SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
-_SUBSCRIPTS = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
 APPNP_ALPHA = 0.1
 
 

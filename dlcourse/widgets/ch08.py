@@ -75,17 +75,21 @@ def _activation_stats_figure(width, n_samples) -> LiveFigure:
     return live
 
 
-def _std_background(live, activation, curves, width, n_samples):
-    """Set the std axis (whole decades holding the activation's curves at every depth and std 1, the
-    input's) and the title for ``activation``, when its background is not the one shown."""
+def _std_key(activation, curves):
+    """What the background shows for ``activation``: its name and the std axis, whole decades holding its
+    curves at every depth and std 1 (the input's)."""
     low, high = decade_limits(np.concatenate(list(curves.values())))
-    low, high = min(low, 1.0), max(high, 1.0)
-    if live.new_background((activation, low, high)):
-        live.ax.set_ylim(low / 10 ** 0.1, high * 10 ** 0.1)
-        decades = np.arange(np.log10(low), np.log10(high) + 0.5, 2 if high / low > 1e5 else 1)
-        plain_log_axis(live.ax.yaxis, 10.0 ** decades)
-        live.ax.set_title(f"{activation} network, width {width}, {n_samples} inputs (square layers: lecun = xavier)",
-                          fontsize=10)
+    return activation, min(low, 1.0), max(high, 1.0)
+
+
+def _set_std_background(live, key, width, n_samples):
+    """Set the std axis and the title of the background ``key`` (a ``_std_key``)."""
+    activation, low, high = key
+    live.ax.set_ylim(low / 10 ** 0.1, high * 10 ** 0.1)
+    decades = np.arange(np.log10(low), np.log10(high) + 0.5, 2 if high / low > 1e5 else 1)
+    plain_log_axis(live.ax.yaxis, 10.0 ** decades)
+    live.ax.set_title(f"{activation} network, width {width}, {n_samples} inputs (square layers: lecun = xavier)",
+                      fontsize=10)
 
 
 def render_activation_stats(scheme, activation, depth, *, activation_stds, width=64, n_samples=256, seed=0,
@@ -104,12 +108,12 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
         every[act] = cached(cache, ("stds",) + args, lambda args=args: _stds(*args))
     curves = every[activation]
     live = kept_figure(cache, lambda: _activation_stats_figure(width, n_samples))
-    if cache is not None and live.full_draws == 0:  # the first render: every activation's background, kept
-        for other, its_curves in every.items():
-            if other != activation:
-                _std_background(live, other, its_curves, width, n_samples)
-                live.pixels()
-    _std_background(live, activation, curves, width, n_samples)
+    key = _std_key(activation, curves)
+    if cache is not None:  # the first render draws (and keeps) every activation's background
+        live.draw_ahead([_std_key(other, its) for other, its in every.items() if other != activation],
+                        lambda other: _set_std_background(live, other, width, n_samples))
+    if live.new_background(key):
+        _set_std_background(live, key, width, n_samples)
     layers = np.arange(1, depth + 1)
     for s, stds in curves.items():
         chosen = s == scheme

@@ -128,11 +128,8 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     bound = np.array([float(pl_rate_bound(L, mu, int(t))) for t in T])
     A, theta0 = quadratic(kappa)
     live = kept_figure(cache, _momentum_figure)
-    if cache is not None and live.full_draws == 0:  # the first render draws (and keeps) every step axis
-        for end in STEP_AXES:
-            if live.new_background(end):
-                live.a2.set_xlim(0, end)
-                live.pixels()
+    if cache is not None:  # the first render draws (and keeps) every step axis
+        live.draw_ahead(STEP_AXES, lambda end: live.a2.set_xlim(0, end))
     x_end = next((end for end in STEP_AXES if end >= steps), steps)
     if live.new_background(x_end):
         live.a2.set_xlim(0, x_end)

@@ -116,6 +116,18 @@ def figure_png(figure, memo: dict | None = None) -> bytes:
     return _png(rgba[top:bottom, left:right])
 
 
+def _keep(store: dict, key, value, limit: int) -> None:
+    """Keep ``value`` under ``key`` as the most recently used entry of ``store``, the oldest dropped beyond
+    ``limit`` entries; nothing is kept under an unhashable key."""
+    try:
+        store.pop(key, None)
+    except TypeError:
+        return
+    store[key] = value
+    while len(store) > limit:
+        store.pop(next(iter(store)))
+
+
 def _layer(rgba: np.ndarray, within=None):
     """What is drawn on a transparent canvas, ready to lay over pictures: (box, colour times alpha,
     1 - alpha), or None when nothing is drawn. ``within``: (rows, cols) slices where it is drawn, if known."""
@@ -231,12 +243,23 @@ class LiveFigure:
             return False
         self.background_key = key
         try:
-            self._background, self._top = self._backgrounds.pop(key, (None, None))
+            self._background, self._top = self._backgrounds.get(key, (None, None))
         except TypeError:  # an unhashable key: never kept
             self._background = None
         if self._background is not None:
-            self._backgrounds[key] = self._background, self._top  # most recently used last
+            _keep(self._backgrounds, key, (self._background, self._top), KEPT_BACKGROUNDS)
         return True
+
+    def draw_ahead(self, keys, set_background) -> None:
+        """Before the first picture, draw and keep the background of each of ``keys`` (``set_background(key)``
+        sets the figure for one: limits, labels), so that moving to any of them later draws nothing whole.
+        For a render whose few backgrounds are known in advance (at most KEPT_BACKGROUNDS of them); once."""
+        if self.full_draws:
+            return
+        for key in keys:
+            if self.new_background(key):
+                set_background(key)
+                self.pixels()
 
     def _transparent(self):
         """A transparent canvas of the figure's size (one, cleared for each use)."""
@@ -263,27 +286,28 @@ class LiveFigure:
         is shown (what it shows, where, how), its pixels kept and laid over at every later update.
         Drawing a text costs about 1 ms (a figure's titles and labels add up to 5-10 ms), laying it
         over a few hundredths of that."""
-        layer = self._texts.pop(key, None) if key in self._texts else None
-        if layer is None:
-            scratch = self._transparent()
-            artist.draw(scratch)
-            rgba = np.asarray(scratch.buffer_rgba())
-            # where it is drawn: the text's extent and a margin of one em (a box around it), searched whole
-            # when something is drawn on the margin's edge (the extent of a box's path costs 2 ms)
-            extent, margin = artist.get_window_extent(scratch), 3 + artist.get_fontsize() * self.figure.dpi / 72
-            height, width = rgba.shape[:2]
-            top, bottom = max(int(height - extent.y1 - margin), 0), min(int(height - extent.y0 + margin), height)
-            left, right = max(int(extent.x0 - margin), 0), min(int(extent.x1 + margin), width)
-            layer = _layer(rgba, (slice(top, bottom), slice(left, right)))
-            if layer is not None:
-                rows, cols = layer[0]
-                if ((rows.start == top > 0) or (rows.stop == bottom < height)
-                        or (cols.start == left > 0) or (cols.stop == right < width)):
-                    layer = _layer(rgba)
-        self._texts[key] = layer  # most recently used last
-        while len(self._texts) > KEPT_TEXTS:
-            self._texts.pop(next(iter(self._texts)))
+        layer = self._texts[key] if key in self._texts else self._text_layer(artist)
+        _keep(self._texts, key, layer, KEPT_TEXTS)
         _lay(layer, pixels)
+
+    def _text_layer(self, artist):
+        """A text drawn alone on the transparent canvas, as a ``_layer``. Its pixels are searched within
+        its extent and a margin of one em (a box around it), and in the whole canvas when something is
+        drawn on the margin's edge (asking a box's path for its extent costs 2 ms)."""
+        scratch = self._transparent()
+        artist.draw(scratch)
+        rgba = np.asarray(scratch.buffer_rgba())
+        extent, margin = artist.get_window_extent(scratch), 3 + artist.get_fontsize() * self.figure.dpi / 72
+        height, width = rgba.shape[:2]
+        top, bottom = max(int(height - extent.y1 - margin), 0), min(int(height - extent.y0 + margin), height)
+        left, right = max(int(extent.x0 - margin), 0), min(int(extent.x1 + margin), width)
+        layer = _layer(rgba, (slice(top, bottom), slice(left, right)))
+        if layer is not None:
+            rows, cols = layer[0]
+            if ((rows.start == top > 0) or (rows.stop == bottom < height)
+                    or (cols.start == left > 0) or (cols.stop == right < width)):
+                return _layer(rgba)
+        return layer
 
     def pixels(self) -> np.ndarray:
         """The figure's RGBA pixels: the background (drawn now if not kept), the changing artists, the top layer."""
@@ -292,12 +316,7 @@ class LiveFigure:
             self._background = self.canvas.copy_from_bbox(self.figure.bbox)
             self._top = self._top_layer()
             self.full_draws += 1
-            try:
-                self._backgrounds[self.background_key] = self._background, self._top
-            except TypeError:
-                pass
-            while len(self._backgrounds) > KEPT_BACKGROUNDS:
-                self._backgrounds.pop(next(iter(self._backgrounds)))
+            _keep(self._backgrounds, self.background_key, (self._background, self._top), KEPT_BACKGROUNDS)
         else:
             self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
