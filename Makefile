@@ -9,10 +9,12 @@ export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# jupyter-config/ is the course's Jupyter configuration, copied into the environment's etc/jupyter
+LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.d/dlcourse.json
 
 .PHONY: setup lab test test-browser release grade export check benchmark clean
 
-setup: $(STAMP)
+setup: $(STAMP) $(LABCONFIG)
 
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +23,9 @@ $(STAMP):
 	@MPLBACKEND=Agg $(BIN)/python -c "import matplotlib.pyplot" # build matplotlib's font cache once
 	@rm -f $(VENV)/.installed-* && touch $@
 	@echo "environment ready in $(VENV)"
+
+$(LABCONFIG): $(shell find jupyter-config -type f) $(STAMP)
+	@mkdir -p $(VENV)/etc/jupyter && cp -r jupyter-config/. $(VENV)/etc/jupyter/
 
 # jupyter refuses root unless told; a container's user is often root. LAB_ARGS: more options.
 lab: setup

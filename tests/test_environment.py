@@ -1,4 +1,5 @@
 """The pinned environment is described once, and every description agrees."""
+import json
 import re
 from pathlib import Path
 
@@ -53,3 +54,15 @@ def test_binder_hides_instructor_tools():
         assert plugin in post_build
     assert "matplotlib.pyplot" in post_build  # font cache at image time
     assert "OMP_NUM_THREADS=1" in (ROOT / "binder" / "start").read_text()
+
+
+def test_the_course_jupyter_configuration_is_installed():
+    """make setup (and Binder's postBuild) copy jupyter-config/ into the environment's etc/jupyter, where
+    JupyterLab reads it: what it disables (the busy favicon: README, "Widget latency") is disabled."""
+    from jupyterlab_server.config import get_static_page_config
+
+    course = json.loads((ROOT / "jupyter-config" / "labconfig" / "page_config.d" / "dlcourse.json").read_text())
+    wanted = course["disabledExtensions"]
+    disabled = get_static_page_config(level="all").get("disabledExtensions", {})
+    assert {name: disabled.get(name) for name in wanted} == wanted, "run make setup: jupyter-config/ is not installed"
+    assert 'cp -r jupyter-config/. "$prefix/etc/jupyter/"' in (ROOT / "binder" / "postBuild").read_text()
