@@ -7,8 +7,9 @@
 For each chapter the reference notebook (the release with the solutions filled in) is opened in
 JupyterLab in a real headless Chromium (Debian's ``/usr/bin/chromium``, driven by Python playwright;
 ``playwright install`` is never needed) and run top to bottom. JupyterLab keeps its default
-settings, as a student has them (the browser tests attach and paint every cell; here off-screen
-cells are not painted, ``windowingMode`` "contentVisibility"). Then:
+settings and the course's configuration (``jupyter-config/``: no busy favicon), as a student has
+them (the browser tests attach and paint every cell; here off-screen cells are not painted,
+``windowingMode`` "contentVisibility"). Then:
 
 * **first display**: every widget cell is run again (Ctrl+Enter); timed from the key press to the
   new widget's picture painted (module-level caches are warm, the widget's own work is counted);
