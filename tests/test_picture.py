@@ -134,22 +134,54 @@ def test_a_changing_text_is_drawn_once_then_its_pixels_laid_over():
     assert len(live._texts) == 4 * 9 + 4  # 4 values per label (each in its colour), 4 titles: none drawn twice
 
 
-def test_backgrounds_drawn_ahead_are_kept_and_drawn_once():
+def test_backgrounds_drawn_ahead_wait_for_the_picture_are_kept_and_drawn_once():
     live, _ = render_curve(1, 1)
+    assert live.new_background(1)
+    live.ax.set_ylim(-1, 1)
     shown = []
 
     def set_scale(scale):
         shown.append(scale)
         live.ax.set_ylim(-scale, scale)
 
-    live.draw_ahead([1, 2, 3], set_scale)
-    assert live.full_draws == 3 and shown == [1, 2, 3]  # each drawn once, before any picture
-    live.draw_ahead([4], set_scale)
-    assert live.full_draws == 3 and shown == [1, 2, 3]  # only before the first picture
+    live.draw_ahead([2, 3], set_scale)
+    assert live.pending and live.full_draws == 0 and shown == []  # nothing drawn before the picture
+    first = live.pixels().copy()
+    assert live.full_draws == 1
+    live.draw_ahead([4], set_scale)  # only the first request counts
+    live.draw_pending()
+    assert not live.pending and live.full_draws == 3 and shown == [2, 3, 1]  # then set back to what it showed
+    assert live.ax.get_ylim() == (-1, 1) and np.array_equal(live.pixels(), first)
     for scale in (2, 1, 3):
         assert live.new_background(scale)
+        set_scale(scale)
         live.pixels()
     assert live.full_draws == 3  # every one of them kept
+
+
+def test_the_explorer_draws_ahead_after_its_picture_and_not_again():
+    import ipywidgets as widgets
+
+    asked = []
+
+    def render(scale, cache=None):
+        live = kept_figure(cache, _curve_figure)
+        def set_scale(s):
+            asked.append(s)
+            live.ax.set_ylim(-s, s)
+        live.draw_ahead([1, 2, 3], set_scale)
+        if live.new_background(scale):
+            set_scale(scale)
+        live.curve.set_data([0, 1], [0, scale])
+        return live, f"scale {scale}"
+
+    explorer = Explorer(render, {"scale": widgets.IntSlider(1, min=1, max=3)})
+    live = explorer.cache.figure
+    assert asked[0] == 1 and not live.pending and live.full_draws == 3  # no event loop here: at once, after the picture
+    for scale in (2, 3, 1):
+        move(explorer, scale=scale)
+        assert_picture_is_current(explorer)
+    assert live.full_draws == 3
 
 
 def test_the_png_is_the_pixels():

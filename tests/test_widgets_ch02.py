@@ -97,18 +97,22 @@ def test_sawtooth_explorer_names_missing_functions(ref):
     assert_each_missing_is_named(ch02.sawtooth_explorer, ref, controls={"depth": 4})
 
 
-def test_interpolant_error_curve_is_cached_per_target(ref):
+def test_interpolant_error_curve_is_computed_once_per_target(ref):
     relu_interpolant = counting(ref.relu_interpolant)
     explorer = ch02.interpolant_explorer(relu_interpolant=relu_interpolant, mlp_forward=ref.mlp_forward)
-    assert len(relu_interpolant.calls) == 1 + ch02.MAX_WIDTH  # the current width, then the curve 1..40
+    targets = len(ch02.TARGETS)
+    # the current width, then the curve 1..40 of every target (the others' backgrounds are drawn ahead)
+    assert len(relu_interpolant.calls) == 1 + targets * ch02.MAX_WIDTH
+    assert explorer.cache.figure.full_draws == targets
     explorer.controls["width"].value = 12
     explorer.controls["show_units"].value = False
-    assert len(relu_interpolant.calls) == 1 + ch02.MAX_WIDTH + 2  # only the current width, twice
+    assert len(relu_interpolant.calls) == 1 + targets * ch02.MAX_WIDTH + 2  # only the current width, twice
     assert "m = 12 hidden units" in explorer.readout.value
-    explorer.controls["target"].value = "|x|"
-    assert len(relu_interpolant.calls) == 2 * (1 + ch02.MAX_WIDTH) + 2  # a new target: a new curve
-    explorer.controls["target"].value = "sin(x)"
-    assert len(relu_interpolant.calls) == 2 * (1 + ch02.MAX_WIDTH) + 3  # served from the cache
+    for target in ch02.TARGETS:
+        explorer.controls["target"].value = target
+        assert_picture_is_current(explorer)
+    assert len(relu_interpolant.calls) == 1 + targets * ch02.MAX_WIDTH + 2 + targets - 1  # curves from the cache
+    assert explorer.cache.figure.full_draws == targets  # and backgrounds kept
 
 
 def test_interpolant_cache_never_serves_another_function(ref):
@@ -169,7 +173,7 @@ def test_interpolant_picture_is_current_after_every_move(ref):
     for values in ({"width": 9}, {"show_units": False}, {"target": "|x|"}, {"width": 2}, {"show_units": True}):
         move(explorer, **values)
         assert_picture_is_current(explorer)
-    assert explorer.cache.figure.full_draws == 2  # the first target and "|x|": the other moves redraw no background
+    assert explorer.cache.figure.full_draws == len(ch02.TARGETS)  # each target's once (ahead): no move redraws one
 
 
 def test_regions_and_sawtooth_pictures_are_current_after_every_move(ref):

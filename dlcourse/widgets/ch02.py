@@ -39,6 +39,12 @@ TARGETS = {
     "sqrt|x| (not Lipschitz)": (lambda x: np.sqrt(np.abs(x)), -1.0, 1.0),
 }
 MAX_WIDTH = 40
+GRID_POINTS = 801  # where the network and the target are compared (the sup error) and drawn
+
+
+def _grid(target):
+    _, a, b = TARGETS[target]
+    return np.linspace(a, b, GRID_POINTS)
 
 
 def _interpolant_error(target, width, relu_interpolant, mlp_forward, grid):
@@ -125,17 +131,25 @@ def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interp
     """The ReLU interpolant of ``target`` on ``width + 1`` equally spaced knots, its hinge units and
     the sup error against width (right). The error curve depends on the target and the student's
     functions only: with a ``RenderCache`` it is computed once per target, and drawn once with the
-    figure's background; a width or a checkbox redraws only the network and its markers."""
+    figure's background; a width or a checkbox redraws only the network and its markers. The other
+    targets' backgrounds are drawn ahead, once the first picture is out."""
     f, a, b = TARGETS[target]
-    grid = np.linspace(a, b, 801)
+    grid = _grid(target)
     weights, y, err = _interpolant_error(target, width, relu_interpolant, mlp_forward, grid)
     W1, b1, W2, b2 = (np.asarray(w, dtype=float) for w in weights)
     m = W1.shape[0]
-    key = ("sup error curve", target, len(grid), relu_interpolant, mlp_forward)
-    errors = cached(cache, key, lambda: _sup_error_curve(target, relu_interpolant, mlp_forward, grid))
+
+    def set_background(key):  # key: ("sup error curve", target, the student's two functions)
+        name = key[1]
+        errors = cached(cache, key, lambda: _sup_error_curve(name, relu_interpolant, mlp_forward, _grid(name)))
+        _interpolant_background(live, name, errors, _grid(name))
+
+    keys = {name: ("sup error curve", name, relu_interpolant, mlp_forward) for name in TARGETS}
     live = kept_figure(cache, _interpolant_figure)
-    if live.new_background(key):
-        _interpolant_background(live, target, errors, grid)
+    if cache is not None:  # the other targets' backgrounds: drawn once the first picture is out
+        live.draw_ahead([keys[name] for name in TARGETS if name != target], set_background)
+    if live.new_background(keys[target]):
+        set_background(keys[target])
 
     live.units.set_visible(bool(show_units and m))
     if show_units and m:

@@ -98,9 +98,9 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
     highlighted (thick, with dots).
 
     The student's function is called for MAX_DEPTH layers, once per (activation, scheme). With a
-    ``RenderCache`` the first render computes the curves of every activation and draws the background
-    of each (its std axis holds the activation's curves at every depth), so moving any control
-    afterwards only redraws the curves."""
+    ``RenderCache`` the first render computes the curves of every activation and asks for the background
+    of each (its std axis holds the activation's curves at every depth; drawn once the first picture is
+    out), so moving any control afterwards only redraws the curves."""
     depth = int(np.clip(depth, 1, MAX_DEPTH))
     every = {}
     for act in [activation] + ([a for a in ACTIVATIONS if a != activation] if cache is not None else []):
@@ -109,7 +109,7 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
     curves = every[activation]
     live = kept_figure(cache, lambda: _activation_stats_figure(width, n_samples))
     key = _std_key(activation, curves)
-    if cache is not None:  # the first render draws (and keeps) every activation's background
+    if cache is not None:  # every activation's background, drawn once the first picture is out
         live.draw_ahead([_std_key(other, its) for other, its in every.items() if other != activation],
                         lambda other: _set_std_background(live, other, width, n_samples))
     if live.new_background(key):

@@ -117,7 +117,8 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     """Trajectories (left) and relative suboptimality against pl_rate_bound (right).
 
     The step axis ends at the first of STEP_AXES that holds the run; with a ``RenderCache`` the first
-    render draws the background of each of them, so no later move redraws the axes."""
+    render asks for the background of each of them (drawn once its picture is out), so no later move
+    redraws the axes."""
     kappa, lr, beta, steps = float(kappa), float(lr_times_L), float(beta), int(steps)
     key = ("runs", kappa, lr, beta, steps, bool(polyak), gradient_descent, heavy_ball, nesterov,
            polyak_parameters if polyak else None)
@@ -128,7 +129,7 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
     bound = np.array([float(pl_rate_bound(L, mu, int(t))) for t in T])
     A, theta0 = quadratic(kappa)
     live = kept_figure(cache, _momentum_figure)
-    if cache is not None:  # the first render draws (and keeps) every step axis
+    if cache is not None:  # every step axis, drawn once the first picture is out
         live.draw_ahead(STEP_AXES, lambda end: live.a2.set_xlim(0, end))
     x_end = next((end for end in STEP_AXES if end >= steps), steps)
     if live.new_background(x_end):

@@ -20,7 +20,8 @@ traceback; it never falls back on a reference implementation.
 
 A slider moved in the browser whose update took longer than ``SLOW_UPDATE_SECONDS`` (a slow
 machine, a heavy render) is switched to ``continuous_update=False``: dragging it then costs one
-update on release instead of a queue of them.
+update on release instead of a queue of them. Backgrounds a render asks to have drawn ahead
+(``LiveFigure.draw_ahead``) are drawn once the picture is sent and the kernel idle (``when_idle``).
 
 Timings, for the tests and ``benchmarks/``: ``last_render_seconds`` (the render
 function), ``last_picture_seconds`` (drawing and encoding the picture), ``last_figure`` (the
@@ -29,6 +30,7 @@ Matplotlib figure shown),
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import html
 import inspect
@@ -37,9 +39,11 @@ import time
 import ipywidgets as widgets
 import numpy as np
 
-from .picture import figure_of, picture_png
+from .picture import LiveFigure, figure_of, picture_png
 
 SLOW_UPDATE_SECONDS = 0.15  # a control moved in the browser whose update took longer stops continuous updates
+IDLE_SECONDS = 0.5  # work ahead (backgrounds drawn before a move needs them) waits this long after a picture,
+BETWEEN_PIECES_SECONDS = 0.05  # and this long between its pieces
 
 
 def missing_function_message(name: str) -> str:
@@ -70,6 +74,25 @@ def _close_if_pyplot(figure) -> None:
         manager = plt._pylab_helpers.Gcf.figs.get(figure.number)
         if manager is not None and manager.canvas.figure is figure:
             plt.close(figure)
+
+
+def when_idle(work, delay: float = IDLE_SECONDS) -> None:
+    """Call ``work()`` ``delay`` seconds after the kernel has finished the message it is handling (the
+    picture is sent, and the browser has had time to show it), then again while it returns True: one
+    piece at a time, so that a message arriving meanwhile waits for one piece only. Where no event loop
+    runs (tests, scripts), at once until done."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        while work():
+            pass
+        return
+
+    def step():
+        if work():
+            loop.call_later(BETWEEN_PIECES_SECONDS, step)  # not call_soon: a message's handler awaits several times
+
+    loop.call_later(delay, step)
 
 
 class Explorer(widgets.VBox):
@@ -155,6 +178,10 @@ class Explorer(widgets.VBox):
                 self.last_picture_seconds = time.perf_counter() - drawn
         self.readout.value = text
         self.last_update_seconds = time.perf_counter() - start
+        if isinstance(figure, LiveFigure) and figure.pending:
+            when_idle(functools.partial(figure.draw_pending, limit=1))
+
+
 class RenderCache:
     """What a widget computed with the student's functions, kept between its renders.
 

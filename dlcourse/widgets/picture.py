@@ -213,6 +213,8 @@ class LiveFigure:
         self._scratch = None   # a transparent canvas to draw one text on
         self.background_key = None
         self.full_draws = 0
+        self._ahead = None     # (keys, set_background) asked for by draw_ahead, not drawn yet
+        self._ahead_asked = False
 
     @staticmethod
     def _mark(artists, layer: list):
@@ -251,15 +253,46 @@ class LiveFigure:
         return True
 
     def draw_ahead(self, keys, set_background) -> None:
-        """Before the first picture, draw and keep the background of each of ``keys`` (``set_background(key)``
-        sets the figure for one: limits, labels), so that moving to any of them later draws nothing whole.
-        For a render whose few backgrounds are known in advance (at most KEPT_BACKGROUNDS of them); once."""
-        if self.full_draws:
-            return
-        for key in keys:
-            if self.new_background(key):
-                set_background(key)
-                self.pixels()
+        """Ask for the background of each of ``keys`` to be drawn and kept before a move shows it
+        (``set_background(key)`` sets the figure for one: limits, labels, curves; ``keys`` in the render's
+        own ``new_background`` keys). Nothing is drawn now: the explorer calls ``draw_pending`` once its
+        picture is sent, when the kernel is idle, so the first picture does not wait for them and a later
+        move to any of them draws nothing whole. For a render whose few backgrounds are known in advance
+        (fewer than KEPT_BACKGROUNDS); the first call per figure counts."""
+        if not self._ahead_asked:
+            self._ahead_asked = True
+            self._ahead = (list(keys), set_background)
+
+    @property
+    def pending(self) -> bool:
+        """Whether backgrounds asked for by ``draw_ahead`` wait to be drawn."""
+        return self._ahead is not None
+
+    def draw_pending(self, limit: int | None = None) -> bool:
+        """Draw and keep up to ``limit`` (all by default) of the backgrounds asked for by ``draw_ahead``,
+        then set the figure back to the background it had; whether more wait. A ``set_background`` that
+        raises (the student's function it calls) ends the drawing: a move to that key shows the error."""
+        if self._ahead is None:
+            return False
+        keys, set_background = self._ahead
+        shown, drawn = self.background_key, 0
+        try:
+            while keys and (limit is None or drawn < limit):
+                key = keys.pop(0)
+                if self.new_background(key) and self._background is None:
+                    set_background(key)
+                    self._draw_background()
+                    drawn += 1
+        except Exception:  # noqa: BLE001 - the student's code: its error is shown by the move that needs it
+            keys.clear()
+        finally:
+            if shown is not None and self.background_key != shown and self.new_background(shown):
+                set_background(shown)
+                if self._background is None:
+                    self._draw_background()
+        if not keys:
+            self._ahead = None
+        return self._ahead is not None
 
     def _transparent(self):
         """A transparent canvas of the figure's size (one, cleared for each use)."""
@@ -309,14 +342,19 @@ class LiveFigure:
                 return _layer(rgba)
         return layer
 
+    def _draw_background(self) -> None:
+        """Draw the figure without its changing artists and keep its pixels (and the top layer's) for
+        ``background_key``; the canvas then holds the background."""
+        self.canvas.draw()
+        self._background = self.canvas.copy_from_bbox(self.figure.bbox)
+        self._top = self._top_layer()
+        self.full_draws += 1
+        _keep(self._backgrounds, self.background_key, (self._background, self._top), KEPT_BACKGROUNDS)
+
     def pixels(self) -> np.ndarray:
         """The figure's RGBA pixels: the background (drawn now if not kept), the changing artists, the top layer."""
         if self._background is None:
-            self.canvas.draw()
-            self._background = self.canvas.copy_from_bbox(self.figure.bbox)
-            self._top = self._top_layer()
-            self.full_draws += 1
-            _keep(self._backgrounds, self.background_key, (self._background, self._top), KEPT_BACKGROUNDS)
+            self._draw_background()
         else:
             self.canvas.restore_region(self._background)
         renderer = self.canvas.get_renderer()
