@@ -140,9 +140,9 @@ def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interp
     m = W1.shape[0]
 
     def set_background(key):  # key: ("sup error curve", target, the student's two functions)
-        name = key[1]
-        errors = cached(cache, key, lambda: _sup_error_curve(name, relu_interpolant, mlp_forward, _grid(name)))
-        _interpolant_background(live, name, errors, _grid(name))
+        name, grid_of = key[1], _grid(key[1])
+        errors = cached(cache, key, lambda: _sup_error_curve(name, relu_interpolant, mlp_forward, grid_of))
+        _interpolant_background(live, name, errors, grid_of)
 
     keys = {name: ("sup error curve", name, relu_interpolant, mlp_forward) for name in TARGETS}
     live = kept_figure(cache, _interpolant_figure)
