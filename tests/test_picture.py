@@ -177,11 +177,60 @@ def test_the_explorer_draws_ahead_after_its_picture_and_not_again():
 
     explorer = Explorer(render, {"scale": widgets.IntSlider(1, min=1, max=3)})
     live = explorer.cache.figure
-    assert asked[0] == 1 and not live.pending and live.full_draws == 3  # no event loop here: at once, after the picture
+    assert asked[0] == 1 and not live.pending and live.full_draws == 3  # no kernel here: at once, after the picture
     for scale in (2, 3, 1):
         move(explorer, scale=scale)
         assert_picture_is_current(explorer)
     assert live.full_draws == 3
+
+
+def pieces(count):
+    """Work done in ``count`` pieces, recording when each ran."""
+    done = []
+
+    def work():
+        done.append(len(done))
+        return len(done) < count
+    return work, done
+
+
+def test_outside_a_kernel_work_left_for_idle_time_is_done_at_once_even_where_a_loop_runs():
+    import asyncio
+
+    from dlcourse.widgets.explorer import when_idle
+
+    work, done = pieces(3)
+    when_idle(work)
+    assert done == [0, 1, 2]
+
+    async def in_a_loop():  # as Playwright's sync API leaves one running in the browser tests' process
+        work, done = pieces(3)
+        when_idle(work, delay=60)
+        return done
+    assert asyncio.run(in_a_loop()) == [0, 1, 2]  # nothing would call back on that loop
+
+
+def test_in_a_kernel_work_left_for_idle_time_waits_then_runs_one_piece_at_a_time(monkeypatch):
+    import asyncio
+    import types
+
+    import IPython
+
+    from dlcourse.widgets import explorer
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: types.SimpleNamespace(kernel=object()))
+    monkeypatch.setattr(explorer, "BETWEEN_PIECES_SECONDS", 0.02)
+
+    async def in_the_kernel():
+        work, done = pieces(3)
+        explorer.when_idle(work, delay=0.05)
+        seen = [list(done)]
+        await asyncio.sleep(0.06)  # the delay is over: the first piece, not yet the others
+        seen.append(list(done))
+        await asyncio.sleep(0.2)
+        seen.append(list(done))
+        return seen
+    assert asyncio.run(in_the_kernel()) == [[], [0], [0, 1, 2]]
 
 
 def test_the_png_is_the_pixels():

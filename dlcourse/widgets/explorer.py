@@ -76,14 +76,29 @@ def _close_if_pyplot(figure) -> None:
             plt.close(figure)
 
 
+def _kernel_loop():
+    """The event loop of the IPython kernel this code runs in, or None outside a kernel: a loop that
+    merely runs in this thread is not one (Playwright's sync API keeps its own loop running in the
+    browser tests' process, and nothing would ever call back on it while the tests run)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    if getattr(get_ipython(), "kernel", None) is None:
+        return None
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 def when_idle(work, delay: float = IDLE_SECONDS) -> None:
     """Call ``work()`` ``delay`` seconds after the kernel has finished the message it is handling (the
     picture is sent, and the browser has had time to show it), then again while it returns True: one
-    piece at a time, so that a message arriving meanwhile waits for one piece only. Where no event loop
-    runs (tests, scripts), at once until done."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
+    piece at a time, so that a message arriving meanwhile waits for one piece only. Outside a kernel
+    (tests, scripts), at once until done."""
+    loop = _kernel_loop()
+    if loop is None:
         while work():
             pass
         return
