@@ -1,5 +1,14 @@
-"""Run-wide checks of the test suite (fixtures live in tests/conftest.py)."""
+"""Run-wide set-up and checks of the test suite (fixtures live in tests/conftest.py)."""
+import os
+import sys
+
 import pytest
+
+# nbgrader shells out to alembic and jupyter, which live next to this interpreter: the Makefile puts
+# that bin/ on PATH for `make test`; a bare `.venv/bin/python -m pytest ...` needs it too.
+_BIN = os.path.dirname(sys.executable)
+if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
 
 LOST_GROUP = pytest.StashKey[str]()
 
