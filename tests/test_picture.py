@@ -194,9 +194,17 @@ def pieces(count):
     return work, done
 
 
-def test_outside_a_kernel_work_left_for_idle_time_is_done_at_once_even_where_a_loop_runs():
+def run_in_a_loop(coroutine):
+    """``asyncio.run`` in a thread of its own: this test process may already hold a running loop in its
+    main thread (Playwright's, kept by the browser tests' session fixture)."""
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
+def test_outside_a_kernel_work_left_for_idle_time_is_done_at_once_even_where_a_loop_runs():
     from dlcourse.widgets.explorer import when_idle
 
     work, done = pieces(3)
@@ -207,30 +215,40 @@ def test_outside_a_kernel_work_left_for_idle_time_is_done_at_once_even_where_a_l
         work, done = pieces(3)
         when_idle(work, delay=60)
         return done
-    assert asyncio.run(in_a_loop()) == [0, 1, 2]  # nothing would call back on that loop
+    assert run_in_a_loop(in_a_loop()) == [0, 1, 2]  # nothing would call back on that loop
 
 
 def test_in_a_kernel_work_left_for_idle_time_waits_then_runs_one_piece_at_a_time(monkeypatch):
     import asyncio
     import types
 
-    import IPython
-
     from dlcourse.widgets import explorer
 
-    monkeypatch.setattr(IPython, "get_ipython", lambda: types.SimpleNamespace(kernel=object()))
-    monkeypatch.setattr(explorer, "BETWEEN_PIECES_SECONDS", 0.02)
+    monkeypatch.setattr(explorer, "get_ipython", lambda: types.SimpleNamespace(kernel=object()))
 
-    async def in_the_kernel():
-        work, done = pieces(3)
-        explorer.when_idle(work, delay=0.05)
-        seen = [list(done)]
-        await asyncio.sleep(0.06)  # the delay is over: the first piece, not yet the others
+    async def the_kernels_loop():
+        return explorer._kernel_loop() is asyncio.get_running_loop()
+    assert run_in_a_loop(the_kernels_loop())
+
+    class Loop:  # records what is left for later; the test calls back, in order (no clock: no flakiness)
+        def __init__(self):
+            self.later = []
+
+        def call_later(self, delay, callback):
+            self.later.append((delay, callback))
+
+    loop = Loop()
+    monkeypatch.setattr(explorer, "_kernel_loop", lambda: loop)
+    work, done = pieces(3)
+    explorer.when_idle(work, delay=0.5)
+    waits, seen = [], [list(done)]
+    while loop.later:
+        delay, callback = loop.later.pop(0)
+        waits.append(delay)
+        callback()
         seen.append(list(done))
-        await asyncio.sleep(0.2)
-        seen.append(list(done))
-        return seen
-    assert asyncio.run(in_the_kernel()) == [[], [0], [0, 1, 2]]
+    assert seen == [[], [0], [0, 1], [0, 1, 2]]  # nothing at once, then one piece per call back
+    assert waits == [0.5, explorer.BETWEEN_PIECES_SECONDS, explorer.BETWEEN_PIECES_SECONDS]
 
 
 def test_the_png_is_the_pixels():

@@ -38,6 +38,7 @@ import time
 
 import ipywidgets as widgets
 import numpy as np
+from IPython import get_ipython
 
 from .picture import LiveFigure, figure_of, picture_png
 
@@ -80,10 +81,6 @@ def _kernel_loop():
     """The event loop of the IPython kernel this code runs in, or None outside a kernel: a loop that
     merely runs in this thread is not one (Playwright's sync API keeps its own loop running in the
     browser tests' process, and nothing would ever call back on it while the tests run)."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return None
     if getattr(get_ipython(), "kernel", None) is None:
         return None
     try:
