@@ -102,6 +102,25 @@ def test_noise_floor_estimate_is_right_for_batch_one(ref):
     assert 0.5 < measured / estimate < 2
 
 
+def test_reshuffled_floor_grows_like_the_square_of_the_learning_rate(ref):
+    """Section 8's claim, read off the explorer: with one permutation per epoch a 10x learning rate raises the
+    floor far more than 10x (the independent-batch estimate's factor), and the reshuffled estimate is close."""
+    ex = build(ch10.noise_floor_explorer, ref)
+    for batch in (2, 8, 16):
+        floors = {}
+        for lr in (0.02, 0.2):
+            ex.controls["batch_size"].value = batch
+            ex.controls["lr"].value = lr
+            text = ex.readout.value
+            floors[lr] = number(r"last 128 steps\) ([0-9.e+-]+);", text)
+            reshuffled = number(r"reshuffled epochs ([0-9.e+-]+);", text)
+            independent = number(r"independent batches ([0-9.e+-]+);", text)
+            if batch >= 8:  # lr L N / B <= 2.3: the regime of the derivation
+                assert 0.75 < floors[lr] / reshuffled < 1.33, text
+                assert floors[lr] < independent / 1.5, text  # an epoch's noise cancels: below independent batches
+        assert 40 < floors[0.2] / floors[0.02] < 150, floors
+
+
 def test_noise_floor_names_missing_function(ref):
     assert_each_missing_is_named(ch10.noise_floor_explorer, ref)
 

@@ -4,8 +4,9 @@
   the three methods on a 2-D quadratic with condition-number, learning-rate and momentum sliders,
   the measured suboptimality against Lemma 3.4's bound, divergence beyond lr = 2/L;
 - ``noise_floor_explorer(minibatch_sgd)``: the excess loss of mini-batch SGD per epoch, its floor
-  against batch size and learning rate, and the estimate lr tr(Sigma) (N - B) / (4 B (N - 1))
-  for independent batches.
+  against batch size and learning rate, the estimate lr tr(Sigma) (N - B) / (4 B (N - 1)) for
+  independent batches and lr² tr(A Sigma) (N - B)(N + B) / (12 B² (N - 1)) for reshuffled epochs
+  (derived in the chapter's section 8).
 
 Each render function is pure and returns ``(figure, readout_text)``.
 """
@@ -22,7 +23,7 @@ from .explorer import Explorer, cached, frozen
 from .picture import LiveFigure, kept_figure, plain_log_axis
 
 __all__ = ["momentum_explorer", "render_momentum", "noise_floor_explorer", "render_noise_floor",
-           "quadratic", "noise_problem"]
+           "quadratic", "noise_problem", "floor_estimates"]
 
 _COLORS = {"gradient descent": "tab:blue", "heavy ball": "tab:red", "Nesterov": "tab:green"}
 _BLOWUP = 1e6  # relative suboptimality beyond which a run counts as diverged
@@ -195,6 +196,28 @@ def noise_problem():
     return X, y, float(0.5 * np.mean(r ** 2)), trace_sigma
 
 
+@functools.cache
+def _trace_a_sigma():
+    """tr(A Σ) at θ* for the problem of ``noise_problem``, A = X.T X / N: the reshuffled floor's constant."""
+    X, y, _, _ = noise_problem()
+    r = X @ np.linalg.lstsq(X, y, rcond=None)[0] - y
+    per_example = X * r[:, None]
+    return float(np.mean(np.sum((per_example @ (X.T @ X / len(y))) * per_example, axis=1)))
+
+
+def floor_estimates(batch_size, lr):
+    """(independent, reshuffled): the noise floors of section 8 for the explorer's problem.
+
+    independent = lr tr(Σ) (N - B) / (4 B (N - 1)), batches drawn afresh at every step (small lr);
+    reshuffled = lr² tr(A Σ) (N - B)(N + B) / (12 B² (N - 1)), one permutation per epoch, B dividing N,
+    an epoch short against the time the iterates take to forget (lr L N / B up to about 2)."""
+    _, _, _, trace_sigma = noise_problem()
+    N, B = NOISE_N, int(batch_size)
+    independent = lr * trace_sigma * (N - B) / (4 * B * (N - 1))
+    reshuffled = lr ** 2 * _trace_a_sigma() * (N - B) * (N + B) / (12 * B ** 2 * (N - 1))
+    return independent, reshuffled
+
+
 def _excess(minibatch_sgd, batch_size, lr, seed):
     """The excess loss after each of the first NOISE_STEPS steps (whole epochs: ceil(steps / per epoch))."""
     X, y, h_star, _ = noise_problem()
@@ -217,7 +240,9 @@ def _noise_figure() -> LiveFigure:
     live.full, = live.changes(ax.plot([1], [1], color="gray", lw=1.2, label=f"full batch ({NOISE_N})"))
     live.floor = live.changes(ax.axhline(1.0, color="tab:blue", ls=":", lw=1.2, label="measured floor"))
     live.estimate = live.changes(ax.axhline(1.0, color="tab:orange", ls="--", lw=1.2,
-                                            label="estimate η trΣ (N−B)/(4B(N−1))"))
+                                            label="independent batches η trΣ (N−B)/(4B(N−1))"))
+    live.reshuffled = live.changes(ax.axhline(1.0, color="tab:green", ls="--", lw=1.2,
+                                              label="reshuffled η² tr(AΣ)(N²−B²)/(12B²(N−1))"))
     ax.set_xlim(0, NOISE_STEPS)
     ax.set_ylim(1e-9, 10)
     plain_log_axis(ax.yaxis, [1e-8, 1e-6, 1e-4, 1e-2, 1.0])
@@ -244,14 +269,13 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
     """Excess loss of mini-batch SGD over NOISE_STEPS steps, its floor (mean over the last quarter) and
     the estimate for independent batches."""
     batch_size, lr = int(batch_size), float(lr)
-    _, _, _, trace_sigma = noise_problem()
     full = _full_batch(cache, minibatch_sgd, lr, seed)
     run = full if batch_size == NOISE_N else cached(cache, ("run", batch_size, lr, seed, minibatch_sgd),
                                                     lambda: _excess(minibatch_sgd, batch_size, lr, seed))
     live = kept_figure(cache, _noise_figure)
     live.new_background("axes")  # fixed limits: nothing in the background changes
-    N, B = NOISE_N, batch_size
-    estimate = lr * trace_sigma * (N - B) / (4 * B * (N - 1))
+    B = batch_size
+    estimate, reshuffled = floor_estimates(B, lr)
     tail = NOISE_STEPS // 4
     with np.errstate(all="ignore"):
         finite = bool(np.all(np.isfinite(run)) and run.max() < 1e6)
@@ -262,9 +286,11 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
         live.full.set_data(steps, np.clip(full, 1e-12, 1e6))
     live.floor.set_ydata([floor, floor] if finite else [np.nan, np.nan])
     live.estimate.set_ydata([estimate, estimate] if estimate > 0 else [np.nan, np.nan])
+    live.reshuffled.set_ydata([reshuffled, reshuffled] if reshuffled > 0 else [np.nan, np.nan])
     floor_text = f"{floor:.2e}" if finite else "diverged"
     text = (f"batch {B}, lr {lr:.3g}: floor (mean excess loss over the last {tail} steps) {floor_text}; "
-            f"estimate for independent batches {estimate:.2e}; full batch {full_floor:.1e}")
+            f"estimate for independent batches {estimate:.2e}; for reshuffled epochs {reshuffled:.2e}; "
+            f"full batch {full_floor:.1e}")
     return live, text
 
 

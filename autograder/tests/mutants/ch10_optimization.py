@@ -39,6 +39,17 @@ MUTANTS = {
         'square_root_rate': swap('.0 - mu / L', ' - np.sqrt(mu / L)'),
         'squared_rate': swap('.0 - mu / L) ** T', ' - mu / L) ** (2 * T)'),
     },
+    'empirical_rate': {
+        'average_rate': swap('return float(np.max(gaps[1:][kept] / gaps[:-1][kept]))',
+                             'return float((gaps[-1] / gaps[0]) ** (1 / (len(gaps) - 1)))'),
+        'inverted_ratio': swap('gaps[1:][kept] / gaps[:-1][kept]', 'gaps[:-1][kept] / gaps[1:][kept]'),
+        'forgets_h_star': swap('dtype=float) - h_star', 'dtype=float)'),
+        'no_threshold': swap('kept = gaps[:-1] > 1e-10 * gaps[0]', 'kept = slice(None)'),
+        'absolute_threshold': swap('1e-10 * gaps[0]', '1e-10'),
+        'smallest_ratio': swap('np.max(', 'np.min('),
+        'first_step_only': swap('return float(np.max(gaps[1:][kept] / gaps[:-1][kept]))',
+                                'return float(gaps[1] / gaps[0])'),
+    },
     'heavy_ball': {
         'previous_starts_at_zero': swap('    previous = theta\n', '    previous = np.zeros_like(theta)\n'),
         'previous_aliases_theta': swap(
@@ -113,4 +124,6 @@ INTEGRATION = {
     "test_integration_heavy_ball": ["gradient_descent/one_step_short", "gradient_descent/gradient_at_theta0_only",
                                     "heavy_ball/previous_starts_at_zero", "heavy_ball/momentum_scaled_by_lr",
                                     "heavy_ball/gradient_at_look_ahead", "polyak_parameters/no_square_roots"],
+    "test_integration_pl_rate": ["empirical_rate/inverted_ratio", "pl_rate_bound/square_root_rate",
+                                 "gradient_descent/ascent"],
 }
