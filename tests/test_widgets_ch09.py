@@ -1,10 +1,12 @@
 """The widgets of chapter 9, driven through their controls with the reference solutions and with stubs."""
 import numpy as np
+import pytest
 
 from dlcourse.widgets import ch09
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,
+    assert_names_missing,
     build,
     counting,
     move,
@@ -111,6 +113,47 @@ def test_capacity_table_against_the_erf_estimate(ref):
 
 def test_capacity_names_the_missing_function(ref):
     assert_each_missing_is_named(ch09.capacity_explorer, ref)
+    assert_names_missing(build(ch09.capacity_explorer, ref, recall=stub), "recall")
+
+
+@pytest.fixture(scope="module")
+def capacity_with_recall(ref):
+    """The capacity explorer with the student's recall (counted): every n's recall curve is made at build
+    (outside a kernel the idle-time work runs at once), the widget's costliest build, shared by the tests."""
+    calls = counting(ref.recall)
+    return build(ch09.capacity_explorer, ref, recall=calls), calls
+
+
+def test_recall_errors_jump_near_the_capacity(capacity_with_recall, ref):
+    """The plotted recall-error curve (values, not text): no wrong bits well below 0.138, several per cent
+    well above it, the first load beyond 3 % between 0.12 and 0.25 for every n (the jump, smeared at finite n)."""
+    w, calls = capacity_with_recall
+    built = len(calls.calls)
+    for n in ch09.N_VALUES:
+        w.controls["n"].value = n
+        loads, wrong = w.cache.figure.recall_line.get_data()
+        assert np.array_equal(loads, ch09.recall_loads(n) / n)
+        assert np.all(wrong[loads <= 0.11] <= 0.01), (n, wrong)
+        assert np.mean(wrong[loads >= 0.2]) >= 0.03, (n, wrong)
+        assert 0.12 <= loads[np.argmax(wrong > 0.03)] <= 0.25, (n, loads, wrong)
+    assert len(calls.calls) == built, "moving the n slider recomputed a recall curve"
+    k = len(ch09.recall_loads(200)) - 1  # a plotted point is the student's recall, recomputed here
+    again = ch09.recall_error(200, ch09.recall_loads(200)[k], hebbian_weights=ref.hebbian_weights, recall=ref.recall)
+    assert wrong[k] == again > 0.1
+    assert built == sum(min(int(s), ch09.RECALL_PATTERNS) for n in ch09.N_VALUES for s in ch09.recall_loads(n))
+
+
+def test_recall_errors_come_from_the_students_recall(capacity_with_recall, ref):
+    def stays(W, x0, rng, max_sweeps=100, b=None):  # a wrong recall that never moves: no wrong bit at any load
+        return np.array(x0, dtype=float), 1
+    assert ch09.recall_error(200, 60, hebbian_weights=ref.hebbian_weights, recall=stays) == 0.0
+    w, _ = capacity_with_recall
+    w.controls["n"].value = 200
+    below = number(r"at most ([\d.]+)% below load 0.12", w.readout.value)
+    above = number(r"([\d.]+)% on average above 0.16", w.readout.value)
+    _, wrong = w.cache.figure.recall_line.get_data()
+    loads = ch09.recall_loads(200) / 200
+    assert below == round(100 * wrong[loads < 0.12].max(), 1) and above == round(100 * wrong[loads > 0.16].mean(), 1)
 
 
 # ------------------------------------------------------------------ modern Hopfield
@@ -141,7 +184,7 @@ def test_modern_hopfield_names_the_missing_function(ref):
     assert_each_missing_is_named(ch09.modern_hopfield_explorer, ref)
 
 
-def test_pictures_are_current_after_every_move(ref):
+def test_pictures_are_current_after_every_move(ref, capacity_with_recall):
     recall = build(ch09.recall_explorer, ref)
     move(recall, sweep=0)
     draws = recall.cache.figure.full_draws
@@ -150,4 +193,5 @@ def test_pictures_are_current_after_every_move(ref):
     assert recall.cache.figure.full_draws == draws  # a sweep moves the marker and the last image only
     assert_live_through_every_control(recall)
     assert_live_through_every_control(build(ch09.capacity_explorer, ref), max_full_draws=1)
+    assert_live_through_every_control(capacity_with_recall[0], max_full_draws=1)
     assert_live_through_every_control(build(ch09.modern_hopfield_explorer, ref), max_full_draws=1)
