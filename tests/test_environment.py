@@ -93,7 +93,7 @@ def test_binder_hides_instructor_tools():
 
 def test_the_course_jupyter_configuration_is_installed():
     """make setup (and Binder's postBuild) copy jupyter-config/ into the environment's etc/jupyter, where
-    JupyterLab reads it: what it disables (the busy favicon: README, "Widget latency") is disabled."""
+    JupyterLab reads it: what it disables (the busy favicon: docs/widget-latency.md) is disabled."""
     from jupyterlab_server.config import get_static_page_config
 
     course = json.loads((ROOT / "jupyter-config" / "labconfig" / "page_config.d" / "dlcourse.json").read_text())
