@@ -101,3 +101,23 @@ def test_the_course_jupyter_configuration_is_installed():
     disabled = get_static_page_config(level="all").get("disabledExtensions", {})
     assert {name: disabled.get(name) for name in wanted} == wanted, "run make setup: jupyter-config/ is not installed"
     assert 'cp -r jupyter-config/. "$prefix/etc/jupyter/"' in (ROOT / "binder" / "postBuild").read_text()
+
+
+def test_binder_tells_its_users_to_download_their_work(tmp_path):
+    """In a Binder session (BINDER_REPO_URL set) binder/start puts the note beside the chapters, in
+    course/ where the session opens; a rehearsal outside Binder leaves course/ as it is."""
+    import os
+    import shutil
+    import subprocess
+
+    shutil.copytree(ROOT / "binder", tmp_path / "binder")
+    (tmp_path / "course").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "BINDER_REPO_URL"}
+    subprocess.run(["bash", str(tmp_path / "binder" / "start"), "true"], env=env, check=True, timeout=30)
+    assert not list((tmp_path / "course").iterdir())
+    env["BINDER_REPO_URL"] = "https://github.com/dlcourse/dlcourse"
+    done = subprocess.run(["bash", str(tmp_path / "binder" / "start"), "sh", "-c", "echo $WORK"], env=env,
+                          check=True, timeout=30, capture_output=True, text=True)
+    assert done.stdout.strip() == "course"
+    note = (tmp_path / "course" / "DOWNLOAD-YOUR-WORK.md").read_text()
+    assert "Download" in note and "deleted" in note

@@ -384,10 +384,28 @@ def kept_figure(cache, build, key=None) -> LiveFigure:
     and again when ``key`` changes (for figures whose very artists depend on it, e.g. one text per
     node of a graph the student's code built)."""
     if cache is None:
-        return build()
+        return _built(build)
     if cache.figure is None or cache.figure_key != key:
-        cache.figure, cache.figure_key = build(), key
+        cache.figure, cache.figure_key = _built(build), key
     return cache.figure
+
+
+# Matplotlib's line dashes, one per colour of its default cycle: with them, the lines a widget draws in
+# the default colours differ in their dashes too, so that no line is told apart by its colour alone.
+DASHES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 3)), (0, (8, 3)), (0, (3, 1, 1, 1)),
+          (0, (10, 2, 2, 2)), (0, (2, 2)))
+
+
+def _built(build):
+    """``build()`` with every axes it makes cycling through colours *and* dashes (``DASHES``): a line
+    given a colour but no style takes the next dash. Lines with a style of their own keep it."""
+    import matplotlib as mpl
+    from cycler import cycler
+
+    colors = mpl.rcParams["axes.prop_cycle"].by_key().get("color") or ["C0"]
+    styles = [DASHES[i % len(DASHES)] for i in range(len(colors))]
+    with mpl.rc_context({"axes.prop_cycle": cycler(color=colors) + cycler(linestyle=styles)}):
+        return build()
 
 
 def figure_of(picture):
