@@ -78,7 +78,7 @@ export: setup
 check: setup
 	@notebook="$(or $(NOTEBOOK),$(if $(CHAPTER),$(WORK)/$(CHAPTER)/$(CHAPTER).ipynb))"; \
 	if [ -z "$$notebook" ]; then notebook=$$(ls -t "$(WORK)"/*/*.ipynb 2>/dev/null | head -n 1); \
-	  if [ -z "$$notebook" ]; then echo "no notebook in $(WORK)/: make check CHAPTER=<chapter> or NOTEBOOK=<path>" >&2; exit 2; fi; \
+	  if [ -z "$$notebook" ]; then echo "check: no notebook in $(WORK)/ to check: make check CHAPTER=<chapter> or NOTEBOOK=<path>" >&2; exit 2; fi; \
 	  echo "checking $$notebook (saved last; CHAPTER=<chapter> for another)"; fi; \
 	MPLBACKEND=Agg $(BIN)/python -m autograder check "$$notebook"
 

@@ -10,7 +10,10 @@ new picture painted) is recorded in tests/screenshots/widget-latency.json and
 printed, never failed on: ``python -m benchmarks.widget_latency --strict``
 checks the budgets. In SELF_CHECK_CHAPTERS the
 "Check my work" button at the end is pressed too: it must find the notebook,
-grade it and show full marks. Screenshots go to tests/screenshots/.
+grade it and show full marks. ``test_what_a_student_sees`` runs chapter 1 as a student has it midway
+and screenshots each state of a test cell (passing, failing, an error in the student's code, a function
+not written yet) and a widget without its function. The lab is the student's (``make lab``'s
+jupyter-config/student/). Screenshots go to tests/screenshots/.
 
     make test-browser          # REQUIRE_BROWSER=1: a missing Chromium fails
     pytest -m browser tests    # a missing Chromium skips
