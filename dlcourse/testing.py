@@ -152,10 +152,11 @@ def student_frames(exc: BaseException | None) -> list[tuple[str, int, str]]:
     return frames
 
 
-def _wrapped(text: str, indent: str) -> list[str]:
+def _wrapped(text: str, indent: str, hang: str = "  ") -> list[str]:
+    """``text`` in lines of at most ``WIDTH`` columns, each of its lines indented, their continuations more."""
     lines = []
     for line in str(text).splitlines() or [""]:
-        lines.extend(textwrap.wrap(line, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+        lines.extend(textwrap.wrap(line, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
                                    break_long_words=True, break_on_hyphens=False) or [indent])
     return lines
 
@@ -170,13 +171,12 @@ def render_failure(description: str, reason: str, cause: BaseException | None = 
     frames = student_frames(cause)
     if isinstance(cause, NotImplementedError) and frames:
         reason = f"{frames[-1][2]} is {NOT_WRITTEN.replace('the function', 'it')}"
-    head = _wrapped(f"Check failed: {description}", "")
-    lines = [f"{RED}{BOLD}{line}{RESET}" for line in head] + _wrapped(reason, "    ")
+    head = _wrapped(f"Check failed: {description}", "", hang="    ")
+    lines = [f"{RED}{BOLD}{line}{RESET}" for line in head] + _wrapped(reason, "  ")
     if frames and not isinstance(cause, NotImplementedError):
-        lines.append("  raised in your code:")
         cells = _cell_names()
         for filename, lineno, function in frames:
-            lines += _wrapped(f"Cell In[{cells[filename]}], line {lineno}, in {function}", "    ")
+            lines += _wrapped(f"raised in your code: Cell In[{cells[filename]}], line {lineno}, in {function}", "  ")
             source = linecache.getline(filename, lineno).strip()
             if source:
                 lines += [f"{DIM}{line}{RESET}" for line in _wrapped(source, "      ")]

@@ -436,9 +436,10 @@ def test_what_a_student_sees(browser, lab):
         def cell_output(gid: str, state: str) -> str:
             index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == gid)
             cell = cells.nth(index)
-            cell.scroll_into_view_if_needed()
-            cell.screenshot(path=str(SCREENSHOTS / f"check-cell-{state}.png"), animations="disabled")
-            text = cell.locator(".jp-OutputArea").inner_text().strip()
+            output = cell.locator(".jp-OutputArea")  # what the cell shows (a whole test cell is taller than the page)
+            output.scroll_into_view_if_needed()
+            output.screenshot(path=str(SCREENSHOTS / f"check-cell-{state}.png"), animations="disabled")
+            text = output.inner_text().strip()
             print(f"{state}: {text!r}")
             for library in LIBRARY_TEXTS:
                 assert library not in text, f"the {state} cell shows {library!r}: {text}"
