@@ -103,3 +103,27 @@ def test_nbgrader_validate_shows_every_line_whole(executed):
         assert not any(line.endswith("...") for line in shown.splitlines()), shown
     shown = validator._indent(validator._extract_error(executed.cells[6]))
     assert HINT in " ".join(line.strip() for line in shown.splitlines())
+
+
+def test_nbgrader_validate_shows_the_test_cells_whole(tmp_path, monkeypatch):
+    """Validate prints a failing test cell's source too, cut at the same width: the course's nbgrader
+    configuration (jupyter-config/nbgrader_config.json, installed into the environment's etc/jupyter
+    with the rest of jupyter-config/) makes it wide enough for every line of the release's test cells,
+    and Validate (the command, and the lab's button, which loads its configuration this way) reads it."""
+    import json
+
+    from jupyter_core.paths import jupyter_config_path
+    from nbgrader.apps import NbGrader
+    from nbgrader.validator import Validator
+
+    from autograder.course import ROOT, chapters, read, release_path, role
+
+    width = json.loads((ROOT / "jupyter-config" / "nbgrader_config.json").read_text())["Validator"]["width"]
+    longest = max(len(line) for chapter in chapters() for cell in read(release_path(chapter)).cells
+                  if role(cell) == "tests" for line in cell.source.splitlines())
+    assert len(Validator().indent) + longest <= width - 3, f"a test cell's line of {longest} characters is cut"
+    monkeypatch.chdir(tmp_path)  # as a student's notebook folder: no nbgrader_config.py of the course
+    app = NbGrader()
+    app.config_file_paths.append([str(tmp_path)] + jupyter_config_path())
+    app.load_config_file()
+    assert app.config.Validator.width == width, "run make setup: jupyter-config/ is not installed"
