@@ -1,20 +1,36 @@
-# Two commands do everything:  make lab   (set up, then open JupyterLab on course/)
+# Two commands do everything:  make lab   (set up, then open JupyterLab on your work/ folder)
 #                              make test  (set up, then run every test)
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
+# The student's own copy of course/: made the first time, a chapter added when a release brings a new
+# one, never overwritten and never deleted by any target here (git clean -x would: it is ignored by git).
+WORK ?= work
+ifeq ($(DLCOURSE_EXISTING_ENV),1)
+# Binder (binder/start sets it): the environment the image was built with, used as it is; nothing installed
+BIN := $(patsubst %/,%,$(dir $(shell command -v python3)))
+STAMP :=
+else
 BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
+endif
 # nbgrader shells out to alembic and jupyter: the environment's bin/ must be on PATH.
 export PATH := $(BIN):$(PATH)
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # jupyter-config/ is the course's Jupyter configuration, copied into the environment's etc/jupyter
 LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.d/dlcourse.json
+# JupyterLab as a student has it: nbgrader's instructor parts off (jupyter-config/student/, as on Binder)
+STUDENT_LAB := JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter-config/student$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
+LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab test test-browser release grade export check benchmark clean
+.PHONY: setup lab lab-instructor work test test-browser release grade export check benchmark clean
 
+ifeq ($(DLCOURSE_EXISTING_ENV),1)
+setup: ;
+else
 setup: $(STAMP) $(LABCONFIG)
+endif
 
 $(STAMP):
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,8 +44,19 @@ $(LABCONFIG): $(shell find jupyter-config -type f) $(STAMP)
 	@mkdir -p $(VENV)/etc/jupyter && cp -r jupyter-config/. $(VENV)/etc/jupyter/
 
 # jupyter refuses root unless told; a container's user is often root. LAB_ARGS: more options.
-lab: setup
-	$(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)/course" $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+lab: setup work
+	$(STUDENT_LAB) $(LAB) --ServerApp.root_dir="$(abspath $(WORK))" $(LAB_ARGS)
+
+# the instructor's lab: the repository, with nbgrader's Formgrader, Course List and Create Assignment
+lab-instructor: setup
+	$(LAB) --ServerApp.root_dir="$(CURDIR)" $(LAB_ARGS)
+
+# $(WORK)/<chapter>/ from course/<chapter>/ for each chapter it does not have yet; nothing is overwritten
+work:
+	@mkdir -p "$(WORK)"
+	@for chapter in course/*/; do name=$$(basename "$$chapter"); \
+	  if [ ! -e "$(WORK)/$$name" ]; then cp -R "$$chapter" "$(WORK)/$$name" && echo "$(WORK)/$$name: new chapter"; fi; \
+	done
 
 test: setup
 	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider
@@ -46,8 +73,14 @@ grade: setup
 export: setup
 	@$(BIN)/python -m autograder export "$(OUT)"
 
+# make check CHAPTER=ch01_perceptron: $(WORK)/ch01_perceptron/ch01_perceptron.ipynb; NOTEBOOK=<path>: any
+# notebook; neither: the notebook of $(WORK) saved last (on Binder, WORK is course/: binder/start)
 check: setup
-	@MPLBACKEND=Agg $(BIN)/python -m autograder check "$(NOTEBOOK)"
+	@notebook="$(or $(NOTEBOOK),$(if $(CHAPTER),$(WORK)/$(CHAPTER)/$(CHAPTER).ipynb))"; \
+	if [ -z "$$notebook" ]; then notebook=$$(ls -t "$(WORK)"/*/*.ipynb 2>/dev/null | head -n 1); \
+	  if [ -z "$$notebook" ]; then echo "check: no notebook in $(WORK)/ to check: make check CHAPTER=<chapter> or NOTEBOOK=<path>" >&2; exit 2; fi; \
+	  echo "checking $$notebook (saved last; CHAPTER=<chapter> for another)"; fi; \
+	MPLBACKEND=Agg $(BIN)/python -m autograder check "$$notebook"
 
 # Chapter budgets, grading throughput against stock nbgrader, widget latency in a browser, and Binder
 # rehearsed (a clean virtualenv from binder/ alone, every chapter on 1 CPU and 2 GB; BINDER_WHEELS=<folder>:

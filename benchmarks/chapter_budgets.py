@@ -177,7 +177,8 @@ def _exercise(explorer) -> dict:
 
     def record(what):
         text = str(explorer.readout.value)
-        if text.startswith(("⚠", "✋")):
+        from dlcourse.widgets.explorer import is_notice
+        if is_notice(text):
             problems.append(f"{what}: {text[:160]}")
         if explorer.last_render_seconds is not None:
             times.append(explorer.last_render_seconds)

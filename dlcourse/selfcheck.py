@@ -24,10 +24,11 @@ from pathlib import Path
 
 from markupsafe import Markup
 
+from .testing import NOT_WRITTEN as NOT_IMPLEMENTED  # one wording, as the kernel shows it
+
 __all__ = ["check_my_work", "check_button", "notebook_path", "render_html"]
 
 TIMEOUT_SECONDS = 600
-NOT_IMPLEMENTED = "not implemented yet (the function still raises NotImplementedError)"
 NO_GRADER = ("The self-check needs the course's grader (the <code>autograder</code> package and the "
              "<code>solutions/</code> folder of the course repository), and this Python cannot import it. "
              "If you only downloaded the notebooks of <code>course/</code>, clone the whole course "

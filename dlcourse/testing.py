@@ -6,8 +6,12 @@ A test cell is a sequence of named checks::
         out = perceptron_predict(X, w, b)
         assert_close(out, [1.0, 0.0], name="perceptron_predict(X, w, b)")
 
-In a student's kernel the first failing check raises at once, with its
-description and a message that names the likely mistake.
+In a student's kernel the first failing check raises ``CheckFailed`` at once, which
+IPython shows as one short block instead of a traceback (``_render_traceback_``): the
+check's description, the message that names the likely mistake (got against expected,
+the hint) and, for an error raised in the student's own code, where in it; a cell
+whose checks all pass says so in one line ("5 checks passed"). Lines are wrapped to
+``WIDTH`` columns, so that nbgrader's Validate (which cuts longer lines) shows them whole.
 
 The autograder runs the very same cells in its own trusted process, where the
 student's functions are remote proxies, inside ``with recording(recorder):``:
@@ -23,8 +27,10 @@ watching in the sandboxed process that runs the student's code, inside
 from __future__ import annotations
 
 import contextlib
+import linecache
 import os
 import sys
+import textwrap
 
 import numpy as np
 
@@ -42,8 +48,22 @@ _recorder = None
 _monitors: list[tuple[str, object]] = []
 
 
+NOT_WRITTEN = "not written yet (the function still raises NotImplementedError)"
+WIDTH = 78  # columns of a failure's lines: nbgrader's Validate cuts lines past 87 (its width 90, less 3)
+
+
 class CheckFailed(AssertionError):
-    """A check of a test cell failed."""
+    """A check of a test cell failed, in a student's kernel: ``description`` and ``reason`` (the
+    one-line ``describe`` of what went wrong, as the grader's feedback and the self-check word it).
+    IPython shows ``_render_traceback_``'s lines in place of a traceback; the original exception
+    stays the ``__cause__`` (``%debug`` still reaches it)."""
+
+    def __init__(self, description: str, reason: str = ""):
+        super().__init__(f"{description}: {reason}" if reason else description)
+        self.description, self.reason = description, reason
+
+    def _render_traceback_(self) -> list[str]:
+        return render_failure(self.description, self.reason, self.__cause__)
 
 
 @contextlib.contextmanager
@@ -71,7 +91,7 @@ def active_monitors() -> list[list]:
 def describe(exc: BaseException) -> str:
     """A one-line reason for an exception, with no traceback."""
     if isinstance(exc, NotImplementedError) or getattr(exc, "remote_type", None) == "NotImplementedError":
-        return "not implemented yet (the function still raises NotImplementedError)"
+        return NOT_WRITTEN
     if isinstance(exc, AssertionError):
         text = str(exc).strip()
         return text or "an assertion failed"
@@ -98,8 +118,103 @@ class check(contextlib.AbstractContextManager):
             _recorder.end(exc is None, None if exc is None else describe(exc))
             return True
         if exc is None:
+            _passed_in_this_cell()
             return False
-        raise CheckFailed(f"{self.description}: {describe(exc)}") from exc
+        raise CheckFailed(self.description, describe(exc)) from exc
+
+
+# ------------------------------------------------- what a student's kernel shows
+
+def _cell_names() -> dict:
+    """The files IPython compiled the notebook's cells into, with their execution counts ({} outside IPython)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    return getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+
+
+def student_frames(exc: BaseException | None) -> list[tuple[str, int, str]]:
+    """Where in the student's own cells ``exc`` was raised: (cell label, line, function) from outermost
+    to innermost, the test cell itself and every library frame left out."""
+    cells = _cell_names()
+    tb = getattr(exc, "__traceback__", None)
+    if tb is None or not cells:
+        return []
+    test_cell = tb.tb_frame.f_code.co_filename  # the first frame: the check's own block
+    frames = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename in cells and code.co_filename != test_cell:
+            frames.append((code.co_filename, tb.tb_lineno, code.co_name))
+        tb = tb.tb_next
+    return frames
+
+
+def _wrapped(text: str, indent: str, hang: str = "  ") -> list[str]:
+    """``text`` in lines of at most ``WIDTH`` columns, each of its lines indented, their continuations more."""
+    lines = []
+    for line in str(text).splitlines() or [""]:
+        lines.extend(textwrap.wrap(line, WIDTH, initial_indent=indent, subsequent_indent=indent + hang,
+                                   break_long_words=True, break_on_hyphens=False) or [indent])
+    return lines
+
+
+RED, BOLD, DIM, RESET = "\x1b[31m", "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+
+def render_failure(description: str, reason: str, cause: BaseException | None = None) -> list[str]:
+    """The lines a failed check shows in a student's kernel: which check, why (the got/expected and
+    the hint of ``describe``), and for an error raised in the student's own code, the lines of it
+    that raised, innermost last; no library frames. Every line fits ``WIDTH`` columns (plus colour codes)."""
+    frames = student_frames(cause)
+    if isinstance(cause, NotImplementedError) and frames:
+        reason = f"{frames[-1][2]} is {NOT_WRITTEN.replace('the function', 'it')}"
+    head = _wrapped(f"Check failed: {description}", "", hang="    ")
+    lines = [f"{RED}{BOLD}{line}{RESET}" for line in head] + _wrapped(reason, "  ")
+    if frames and not isinstance(cause, NotImplementedError):
+        cells = _cell_names()
+        for filename, lineno, function in frames:
+            lines += _wrapped(f"raised in your code: Cell In[{cells[filename]}], line {lineno}, in {function}", "  ")
+            source = linecache.getline(filename, lineno).strip()
+            if source:
+                lines += [f"{DIM}{line}{RESET}" for line in _wrapped(source, "      ")]
+    return lines
+
+
+_passes = {"count": 0, "shell": None}  # checks passed in the cell running now, in a student's kernel
+
+
+def _passed_in_this_cell() -> None:
+    """Count a passed check; once the cell has run, ``_summary`` says how many passed (IPython only)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    if _passes["shell"] is not shell:
+        shell.events.register("pre_run_cell", _start_of_cell)
+        shell.events.register("post_run_cell", _summary)
+        _passes["shell"] = shell
+    _passes["count"] += 1
+
+
+def _start_of_cell(info=None) -> None:
+    _passes["count"] = 0
+
+
+def _summary(result=None) -> None:
+    """After a cell: one line saying how many checks passed, when they all did and the cell ended well."""
+    count, _passes["count"] = _passes["count"], 0
+    if count and getattr(result, "error_in_exec", None) is None and getattr(result, "error_before_exec", None) is None:
+        print(passed_summary(count))
+
+
+def passed_summary(count: int) -> str:
+    return f"{count} check{'s' if count != 1 else ''} passed"
 
 
 # ---------------------------------------------------------------- assertions

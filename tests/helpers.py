@@ -61,6 +61,9 @@ def assert_names_missing(widget, name):
     """The widget's readout says that the student's function ``name`` is not written yet."""
     text = widget.readout.value
     assert "not written yet" in text and f"<b>{name}</b>" in text, text
+    # the message comes right under the controls, not under an empty picture, and in glyphs every font has
+    assert widget.output.layout.display == "none", "the message sits under the empty picture's box"
+    assert not [c for c in text if 0x2600 <= ord(c) <= 0x27BF or ord(c) >= 0x1F000], f"an emoji in {text!r}"
 
 
 def assert_each_missing_is_named(factory, ref, controls=None, **extra):
@@ -107,9 +110,22 @@ def assert_picture_is_current(widget, max_changed=0.002):
             artist.set_animated(True)
         live.canvas.draw()  # the background again, as the live figure kept it (not counted as one of its draws)
         live._background = live.canvas.copy_from_bbox(live.figure.bbox)
+    assert_text_alternative_is_current(widget)
     changed = np.any(np.abs(layered.astype(np.int16) - whole) > 2, axis=2).mean()
     assert changed <= max_changed, (f"{changed:.2%} of the pixels differ from the figure drawn whole: an artist "
                                     f"changed without being marked with live.changes(), or the background is stale")
+
+
+def assert_text_alternative_is_current(widget):
+    """The picture's text alternative (its ``tooltip``: the image's title) says what the figure shows
+    and what the readout says now."""
+    from dlcourse.widgets.explorer import plain_text
+    from dlcourse.widgets.picture import describe_figure
+
+    words = widget.picture.tooltip or ""
+    shows = describe_figure(widget.last_figure)
+    assert shows and shows in words, f"the picture's text alternative {words!r} does not say what it shows"
+    assert plain_text(widget.readout.value) in words, f"{words!r} is not the readout's {widget.readout.value!r}"
 
 
 def assert_live_through_every_control(widget, max_full_draws=None):

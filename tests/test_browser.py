@@ -10,7 +10,10 @@ new picture painted) is recorded in tests/screenshots/widget-latency.json and
 printed, never failed on: ``python -m benchmarks.widget_latency --strict``
 checks the budgets. In SELF_CHECK_CHAPTERS the
 "Check my work" button at the end is pressed too: it must find the notebook,
-grade it and show full marks. Screenshots go to tests/screenshots/.
+grade it and show full marks. ``test_what_a_student_sees`` runs chapter 1 as a student has it midway
+and screenshots each state of a test cell (passing, failing, an error in the student's code, a function
+not written yet) and a widget without its function. The lab is the student's (``make lab``'s
+jupyter-config/student/). Screenshots go to tests/screenshots/.
 
     make test-browser          # REQUIRE_BROWSER=1: a missing Chromium fails
     pytest -m browser tests    # a missing Chromium skips
@@ -23,6 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -36,7 +40,7 @@ import nbformat
 import pytest
 
 from autograder import submissions
-from autograder.course import ROOT, chapters
+from autograder.course import ROOT, chapters, grade_id
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -94,8 +98,10 @@ def widget_cells(nb) -> int:
 class Lab:
     """A JupyterLab server on a temporary copy of the reference notebooks."""
 
-    def __init__(self, root: Path, home: Path, prefix: list[str] | tuple = (), default_windowing: bool = False):
+    def __init__(self, root: Path, home: Path, prefix: list[str] | tuple = (), default_windowing: bool = False,
+                 student: bool = False):
         self.root, self.home, self.prefix = root, home, list(prefix)  # prefix: e.g. taskset -c 0
+        self.student = student  # True: the student's lab, as make lab opens it (jupyter-config/student/)
         self.default_windowing = default_windowing  # True: JupyterLab's own windowing mode, as students have it
         self.port, self.token = _free_port(), secrets.token_hex(16)
         self.url = f"http://127.0.0.1:{self.port}"
@@ -115,6 +121,8 @@ class Lab:
                     "JUPYTER_CONFIG_DIR": str(self.home / "config"),
                     "JUPYTER_RUNTIME_DIR": str(self.home / "runtime"),
                     "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"})
+        if self.student:
+            env["JUPYTER_CONFIG_PATH"] = str(ROOT / "jupyter-config" / "student")
         self.log = open(self.home / "jupyter.log", "w")
         self.proc = subprocess.Popen(
             self.prefix + [str(Path(sys.executable).parent / "jupyter"), "lab", "--no-browser",
@@ -177,7 +185,7 @@ def lab(tmp_path_factory):
         path = root / chapter / f"{chapter}.ipynb"
         path.parent.mkdir()
         nbformat.write(submissions.reference(chapter), str(path))
-    server = Lab(root, tmp_path_factory.mktemp("lab-home")).start()
+    server = Lab(root, tmp_path_factory.mktemp("lab-home"), student=True).start()
     yield server
     server.stop()
 
@@ -380,6 +388,96 @@ def test_widgets_render_and_respond(browser, lab, chapter):
         _record_latency(page, chapter)
         if chapter in SELF_CHECK_CHAPTERS:
             _press_check_my_work(page, chapter)
+    finally:
+        page.close()
+        lab.shutdown_kernels()
+
+
+# ------------------------------------------------------------- what a student sees
+
+STUDENT = "student-view"  # a chapter 1 as a student has it midway, in the lab fixture's root
+WRONG_MARGIN = "def margin(X, y, w, b):\n    return float(np.min(y * (X @ w + b)))  # forgot to divide by ||w||\n"
+BROKEN_CRITERION = "def perceptron_criterion(X, y, w, b):\n    return float(np.sum(X[:, 5])), w, b\n"
+LIBRARY_TEXTS = ("Traceback", "testing.py", "site-packages", "The above exception", "File ")
+
+
+def student_notebook():
+    """Chapter 1 up to the Cover widget, as a student has it midway: perceptron_predict done, margin
+    wrong, perceptron_criterion raising in the student's own line, cover_count not written yet. Every
+    code cell is tagged raises-exception, so that Run All runs on past the failing test cells."""
+    chapter = "ch01_perceptron"
+    stub = next(c.source for c in submissions.untouched(chapter).cells if grade_id(c) == "cover_count")
+    nb = submissions.filled(chapter, replace={"margin": WRONG_MARGIN, "perceptron_criterion": BROKEN_CRITERION,
+                                              "cover_count": stub})
+    last = next(i for i, c in enumerate(nb.cells) if "cover_explorer(cover_count" in c.source)
+    nb.cells = nb.cells[:last + 1]
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.metadata.setdefault("tags", []).append("raises-exception")
+    return nb
+
+
+def test_what_a_student_sees(browser, lab):
+    """Each state of a test cell (passing, failing, an error in the student's code, a function not written
+    yet) and a widget whose function is missing, screenshotted and read as a student sees them, in the
+    student's lab (no instructor menus, no news pop-up)."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+    nb = student_notebook()
+    path = lab.root / STUDENT / f"{STUDENT}.ipynb"
+    path.parent.mkdir(exist_ok=True)
+    nbformat.write(nb, str(path))
+    page = browser.new_page()
+    try:
+        _open_and_run(page, lab, STUDENT)
+        page.wait_for_timeout(500)
+        cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        assert cells.count() == len(nb.cells)
+
+        def cell_output(gid: str, state: str) -> str:
+            index = next(i for i, c in enumerate(nb.cells) if grade_id(c) == gid)
+            cell = cells.nth(index)
+            output = cell.locator(".jp-OutputArea")  # what the cell shows (a whole test cell is taller than the page)
+            output.scroll_into_view_if_needed()
+            output.screenshot(path=str(SCREENSHOTS / f"check-cell-{state}.png"), animations="disabled")
+            text = output.inner_text().strip()
+            print(f"{state}: {text!r}")
+            for library in LIBRARY_TEXTS:
+                assert library not in text, f"the {state} cell shows {library!r}: {text}"
+            return text
+
+        passing = cell_output("test_perceptron_predict", "passing")
+        assert re.fullmatch(r"\d+ checks? passed", passing), passing
+        failing = cell_output("test_margin", "failing")
+        lines = failing.splitlines()
+        assert lines[0] == "Check failed: margin of the line x1 + x2 = 1 on three points it separates", lines
+        words = " ".join(failing.split())
+        assert "got 1.0, expected 0.707107. Divide the smallest y_i (w.x_i + b) by ||w||" in words, failing
+        assert len(lines) <= 6, failing
+        raising = cell_output("test_perceptron_criterion", "error-in-student-code")
+        assert raising.startswith("Check failed:") and "IndexError" in raising, raising
+        assert "raised in your code:" in raising and "np.sum(X[:, 5])" in raising, raising
+        missing = cell_output("test_cover_count", "missing-function")
+        assert missing.startswith("Check failed:") and "cover_count is not written yet" in missing, missing
+
+        view = page.locator(".jp-NotebookPanel .jp-OutputArea-output:has(> .jupyter-widgets.widget-vbox)").last
+        view.scroll_into_view_if_needed()
+        view.screenshot(path=str(SCREENSHOTS / "widget-missing-function.png"), animations="disabled")
+        message = view.locator(".explorer-notice")
+        assert "cover_count is not written yet" in message.inner_text(), view.inner_text()
+        assert not [c for c in view.inner_text() if ord(c) >= 0x2600], "a glyph a font may lack in the message"
+        assert not view.locator("img.explorer-picture").is_visible(), "an empty picture is shown"
+        top, below = view.bounding_box()["y"], message.bounding_box()["y"]
+        assert below - top < 150, f"the message is {below - top:.0f} px below the widget's top"
+
+        config = json.loads(page.locator("#jupyter-config-data").text_content())
+        disabled = config.get("disabledExtensions", [])
+        for plugin in ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+                       "@jupyterlab/apputils-extension:announcements"):
+            assert plugin in disabled, f"{plugin} is on in the student's lab"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            lab.api("GET", "/formgrader")
+        assert refused.value.code == 404, "the formgrader is served in the student's lab"
+        assert "news" not in page.locator(".jp-Notification-Toast, .Toastify").all_inner_texts().__str__().lower()
     finally:
         page.close()
         lab.shutdown_kernels()

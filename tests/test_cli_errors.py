@@ -70,7 +70,7 @@ def test_make_lab_starts_as_the_current_user(tmp_path):
     env.update({"JUPYTER_CONFIG_DIR": str(tmp_path / "config"), "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
                 "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"), "BROWSER": "true"})
     log = open(tmp_path / "lab.log", "w")
-    proc = subprocess.Popen(["make", "--no-print-directory", "lab",
+    proc = subprocess.Popen(["make", "--no-print-directory", "lab", f"WORK={tmp_path / 'work'}",
                              f"LAB_ARGS=--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={port} "
                              f"--ServerApp.port_retries=0 --IdentityProvider.token={token}"],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -86,7 +86,8 @@ def test_make_lab_starts_as_the_current_user(tmp_path):
             except OSError:
                 assert time.monotonic() < deadline, (tmp_path / "lab.log").read_text()[-2000:]
                 time.sleep(0.3)
-        assert f"{CHAPTER}.ipynb" in [item["name"] for item in listing["content"]]  # served from course/
+        assert f"{CHAPTER}.ipynb" in [item["name"] for item in listing["content"]]  # served from WORK
+        assert (tmp_path / "work" / CHAPTER / f"{CHAPTER}.ipynb").is_file(), "WORK was not made from course/"
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -144,7 +145,8 @@ def test_make_check_says_in_one_line_what_is_wrong(tmp_path, kind):
     nbformat.write(bare, str(tmp_path / "scratch.ipynb"))
     expected = {"none": "NOTEBOOK=", "missing": "no such notebook", "folder": "is a folder",
                 "text": "is not a notebook", "json": "is not a notebook", "bare": "not a notebook of this course"}
-    one_line_error(make("check", f"NOTEBOOK={notebook}"), "check:", expected[kind])
+    # an empty WORK: with no NOTEBOOK, make check looks for the notebook saved last there
+    one_line_error(make("check", f"NOTEBOOK={notebook}", f"WORK={tmp_path / 'work'}"), "check:", expected[kind])
 
 
 # ------------------------------------------------------------------ make grade, make export, the CLI

@@ -273,3 +273,44 @@ def test_a_legend_beyond_the_axes_is_not_cut_off_and_the_finding_is_remembered()
     wide = size(figure_png(legend_outside(), memo))
     assert memo == {"beyond edges": True} and wide[0] > 3 * 100  # wider than the 300-pixel figure
     assert size(figure_png(legend_outside(), memo)) == wide  # the remembered answer, same picture
+
+
+def test_lines_in_the_default_colours_differ_in_their_dashes_too():
+    def build():
+        live = LiveFigure(Figure(figsize=(4, 3)))
+        ax = live.figure.subplots()
+        live.lines = [ax.plot([0, 1], [i, i])[0] for i in range(4)]           # default colours
+        live.lines.append(ax.plot([0, 1], [5, 5], color="k")[0])                # a colour, no style
+        live.lines.append(ax.plot([0, 1], [6, 6], color="k", ls="-")[0])        # its own style
+        return live
+    lines = kept_figure(None, build).lines
+    # get_linestyle() names every custom dash "--": compare the dash patterns
+    styles = [(line.get_linestyle(), str(line._unscaled_dash_pattern)) for line in lines[:5]]
+    assert len(set(styles)) == 5, styles
+    assert lines[5].get_linestyle() == "-"
+    import matplotlib as mpl
+    assert mpl.rcParams["axes.prop_cycle"].keys == {"color"}, "the dashes leaked into Matplotlib's defaults"
+
+
+def test_a_figure_described_in_words():
+    from dlcourse.widgets.picture import describe_figure
+
+    figure = Figure()
+    left, right = figure.subplots(1, 2)
+    left.set_title("Training loss $L$")
+    left.set_xlabel("step")
+    left.set_ylabel("loss")
+    left.plot([0, 1], [1, 0], label="yours")
+    left.plot([0, 1], [1, 0.5], label="reference")
+    left.legend()
+    right.set_xlabel(r"$\lambda$")
+    assert describe_figure(figure) == ("Training loss L (x: step, y: loss), showing yours, reference; "
+                                       "a plot (x: lambda)")
+
+
+def test_the_explorer_picture_carries_its_text_alternative():
+    import ipywidgets as widgets
+    widget = Explorer(render_curve, controls={"freq": widgets.IntSlider(1, min=1, max=5)}, title="A curve")
+    assert widget.picture.tooltip.startswith("A curve. ") and "frequency 1" in widget.picture.tooltip
+    move(widget, freq=3)
+    assert "frequency 3" in widget.picture.tooltip and "frequency 1" not in widget.picture.tooltip

@@ -108,7 +108,7 @@ def test_untouched_shows_failures_with_descriptions(tables, hidden, results):
     text = done.stdout
     total = next(line for line in text.splitlines() if line.startswith("total"))
     assert total.split()[1].startswith("0/")
-    assert "not implemented yet" in text
+    assert "not written yet" in text
     result = results["untouched"]
     descriptions = [c["description"] for cell in result["cells"] for c in cell["checks"]]
     hidden_descriptions = [c["description"] for cell in result["cells"] for c in cell["checks"] if c["hidden"]]
@@ -179,7 +179,7 @@ def test_check_my_work_with_an_explicit_path_shows_a_table(notebooks, results, h
     from dlcourse.selfcheck import render_html
     result = results["untouched"]
     markup = render_html(result, notebooks["untouched"])
-    assert "<table" in markup and "<i>hidden</i>" in markup and "not implemented yet" in markup
+    assert "<table" in markup and "<i>hidden</i>" in markup and "not written yet" in markup
     assert "relu_interpolant" in markup and "unsaved changes are not checked" in markup
     assert "still empty" in markup and "still empty" not in render_html(results["reference"])
     for cell in result["cells"]:
@@ -250,4 +250,4 @@ def test_check_inside_the_repository_itself():
     result = json.loads(proc.stdout)
     assert result["cells"] and all(c["score"] == 0 for c in result["cells"])
     assert not result["cell_errors"], result["cell_errors"]
-    assert "not implemented yet" in proc.stdout
+    assert "not written yet" in proc.stdout

@@ -255,7 +255,7 @@ def test_feedback_names_checks_but_never_shows_hidden_tests(graded):
             shown = [line for line in hidden if line in text]
             assert not shown, f"feedback for {student}/{chapter} shows hidden test code: {shown[:2]}"
         untouched_html = (graded.out / "feedback" / "untouched" / chapter / f"{chapter}.html").read_text()
-        assert "not implemented yet" in untouched_html
+        assert "not written yet" in untouched_html
         result = graded.result("untouched", chapter)
         hidden_checks = [c for cell in result["cells"] for c in cell["checks"] if c["hidden"]]
         assert hidden_checks, chapter

@@ -34,22 +34,42 @@ import asyncio
 import functools
 import html
 import inspect
+import re
 import time
 
 import ipywidgets as widgets
 import numpy as np
 from IPython import get_ipython
 
-from .picture import LiveFigure, figure_of, picture_png
+from .picture import LiveFigure, describe_figure, figure_of, picture_png
 
 SLOW_UPDATE_SECONDS = 0.15  # a control moved in the browser whose update took longer stops continuous updates
 IDLE_SECONDS = 0.5  # work ahead (backgrounds drawn before a move needs them) waits this long after a picture,
 BETWEEN_PIECES_SECONDS = 0.05  # and this long between its pieces
 
 
+NOTICE_CLASS = "explorer-notice"
+NOTICE_STYLE = "border-left:4px solid #bf8700;padding:2px 8px;background:#fff8c5"  # a box, not a glyph: no emoji
+
+
+def notice(markup: str) -> str:
+    """A message in the readout's place, boxed so that it is seen (the picture is hidden meanwhile)."""
+    return f"<div class='{NOTICE_CLASS}' style='{NOTICE_STYLE}'>{markup}</div>"
+
+
+def is_notice(markup) -> bool:
+    """True when a readout holds a message (a function missing, an error) instead of a readout."""
+    return f"class='{NOTICE_CLASS}'" in str(markup)
+
+
 def missing_function_message(name: str) -> str:
-    return (f"✋ <b>{html.escape(name)}</b> is not written yet: complete its exercise above, "
-            f"run that cell, then run this one again.")
+    return notice(f"<b>{html.escape(name)}</b> is not written yet: complete its exercise above, "
+                  f"run that cell, then run this one again.")
+
+
+def plain_text(markup: str) -> str:
+    """The words of an HTML readout, for a text alternative."""
+    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", str(markup))).split())
 
 
 def _culprit(exc: BaseException, needs: dict) -> str | None:
@@ -119,6 +139,7 @@ class Explorer(widgets.VBox):
             self.cache = None
         self.render_function = render if self.cache is None else functools.partial(render, cache=self.cache)
         self.controls = dict(controls)
+        self.title = title or ""
         self.needs = dict(needs or {})
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
         self.last_render_seconds = None
@@ -151,12 +172,23 @@ class Explorer(widgets.VBox):
             # a drag would queue one slow update per pixel: this control now updates on release
             control.continuous_update = False
 
-    def _show(self, png: bytes | None) -> None:
+    def _show(self, png: bytes | None, words: str = "") -> None:
+        """The picture and its text alternative (the image's title: what it shows and the readout); no
+        picture: its box is folded away, so that the readout's message comes right under the controls."""
         if png is None:
             self.picture.layout.display = "none"
+            self.output.layout.display = "none"
             return
-        self.picture.value = png
+        with self.picture.hold_sync():  # one message: the picture and its words
+            self.picture.value = png
+            self.picture.tooltip = words
         self.picture.layout.display = None
+        self.output.layout.display = None
+
+    def text_alternative(self, readout: str) -> str:
+        """The picture in words: the widget's title, what its figure shows (``describe_figure``), the readout."""
+        parts = [self.title, describe_figure(self.last_figure), plain_text(readout)]
+        return ". ".join(part.rstrip(". ") for part in parts if part)
 
     def _update(self, **values):
         start = time.perf_counter()
@@ -171,8 +203,8 @@ class Explorer(widgets.VBox):
                 self.readout.value = missing_function_message(name)
             else:
                 where = f" in <b>{html.escape(name)}</b>" if name else ""
-                self.readout.value = (f"⚠ {type(exc).__name__}{where}: "
-                                      f"{html.escape(str(exc)[:300])}")
+                self.readout.value = notice(f"Error{where}: {html.escape(type(exc).__name__)}: "
+                                            f"{html.escape(str(exc)[:300])}")
             self.last_figure = None
             self._show(None)
             self.last_update_seconds = time.perf_counter() - start
@@ -184,7 +216,7 @@ class Explorer(widgets.VBox):
         else:
             drawn = time.perf_counter()
             try:
-                self._show(picture_png(figure, self._picture_memo))
+                self._show(picture_png(figure, self._picture_memo), self.text_alternative(text))
             finally:
                 _close_if_pyplot(self.last_figure)
                 self.last_picture_seconds = time.perf_counter() - drawn

@@ -41,7 +41,7 @@ KEPT_BACKGROUNDS = 8    # backgrounds a live figure keeps as pixels, by key (abo
 KEPT_TEXTS = 256        # changing texts a live figure keeps as pixels, by what they show and where (a few kB each)
 
 __all__ = ["LiveFigure", "kept_figure", "figure_png", "picture_png", "figure_of", "round_limits", "decade_limits",
-           "plain_log_axis"]
+           "plain_log_axis", "describe_figure"]
 
 
 def _agg_canvas(figure):
@@ -384,15 +384,61 @@ def kept_figure(cache, build, key=None) -> LiveFigure:
     and again when ``key`` changes (for figures whose very artists depend on it, e.g. one text per
     node of a graph the student's code built)."""
     if cache is None:
-        return build()
+        return _built(build)
     if cache.figure is None or cache.figure_key != key:
-        cache.figure, cache.figure_key = build(), key
+        cache.figure, cache.figure_key = _built(build), key
     return cache.figure
+
+
+# Matplotlib's line dashes, one per colour of its default cycle: with them, the lines a widget draws in
+# the default colours differ in their dashes too, so that no line is told apart by its colour alone.
+DASHES = ("-", "--", "-.", ":", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 3)), (0, (8, 3)), (0, (3, 1, 1, 1)),
+          (0, (10, 2, 2, 2)), (0, (2, 2)))
+
+
+def _built(build):
+    """``build()`` with every axes it makes cycling through colours *and* dashes (``DASHES``): a line
+    given a colour but no style takes the next dash. Lines with a style of their own keep it."""
+    import matplotlib as mpl
+    from cycler import cycler
+
+    colors = mpl.rcParams["axes.prop_cycle"].by_key().get("color") or ["C0"]
+    styles = [DASHES[i % len(DASHES)] for i in range(len(colors))]
+    with mpl.rc_context({"axes.prop_cycle": cycler(color=colors) + cycler(linestyle=styles)}):
+        return build()
 
 
 def figure_of(picture):
     """The Matplotlib figure of what a render returned (a ``Figure``, a ``LiveFigure`` or ``None``)."""
     return picture.figure if isinstance(picture, LiveFigure) else picture
+
+
+def _plain(text: str) -> str:
+    """A Matplotlib text as words: mathtext's $...$ and backslashes dropped, whitespace made one space."""
+    return " ".join(str(text).replace("$", "").replace("\\", "").split())
+
+
+def describe_figure(figure) -> str:
+    """What a figure shows, in words, for a picture's text alternative: each plot's title, its axes'
+    labels and the names in its legend (how the marks are told apart, whatever their colour)."""
+    parts = []
+    for ax in getattr(figure, "axes", []):
+        if not ax.get_visible():
+            continue
+        title = next((_plain(ax.get_title(loc)) for loc in ("center", "left", "right") if ax.get_title(loc)), "")
+        axes = [f"{name} {_plain(label)}" for name, label in (("x:", ax.get_xlabel()), ("y:", ax.get_ylabel()))
+                if label.strip()]
+        legend = ax.get_legend()
+        names = [_plain(t.get_text()) for t in legend.get_texts()] if legend is not None else []
+        text = title or "a plot"
+        if axes:
+            text += f" ({', '.join(axes)})"
+        if names:
+            text += f", showing {', '.join(n for n in names if n)}"
+        parts.append(text)
+    suptitle = getattr(figure, "_suptitle", None)
+    head = [_plain(suptitle.get_text())] if suptitle is not None and suptitle.get_text() else []
+    return "; ".join(head + parts)
 
 
 def picture_png(picture, memo: dict | None = None) -> bytes:
