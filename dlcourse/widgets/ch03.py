@@ -7,10 +7,11 @@
   mode (n calls of the student's ``jvp``) and by reverse mode (one forward and one backward pass
   of the student's ``Value``) as n grows.
 
-Helpers of section 5 (the student's engine trains a network): ``moons_data()`` (the 100 points),
-``train_moons(MLP, zero_grad, sgd_step, X, y)`` (the course's training loop; also the driver of the
-integration check, run in the student's process), ``mlp_numpy(weights, n_in, sizes, X)`` (the MLP of
-the contract evaluated in NumPy from its parameters in creation order) and ``plot_moons``.
+Helpers of section 5 (the student's engine trains a network, in the student's own loop
+``train_mlp``): ``moons_split()`` (training, validation and test points, fixed by seed),
+``mlp_numpy(weights, n_in, sizes, X)`` (the MLP of the contract evaluated in NumPy from its parameters
+in creation order) and ``plot_moons``. Superseded, kept for notebooks released before the student wrote
+the loop: ``moons_data()`` (100 points, no held-out data) and ``train_moons`` (a given loop).
 
 Render functions are pure: ``render_*(**controls, **student_functions) -> (figure, readout)``.
 """
@@ -29,7 +30,7 @@ from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
            "cost_function", "render_mode_cost", "mode_cost_explorer", "N_NAMED",
-           "moons_data", "train_moons", "mlp_numpy", "plot_moons"]
+           "moons_split", "mlp_numpy", "plot_moons", "moons_data", "train_moons"]
 
 # ------------------------------------------------------------------ the worked example
 
@@ -356,15 +357,30 @@ def mode_cost_explorer(*, jvp, Value):
 
 # ------------------------------------------------------------------ section 5: training on two moons
 
+def moons_split(n_train=100, n_val=50, n_test=50, noise=0.1, seed=0):
+    """``(X_train, y_train, X_val, y_val, X_test, y_test)``: ``make_moons(n_train + n_val + n_test, noise,
+    random_state=seed)`` with labels in {-1.0, +1.0}, split in that order along
+    ``np.random.default_rng(seed).permutation`` of the points."""
+    X, y = moons_data(n_train + n_val + n_test, noise, seed)
+    order = np.random.default_rng(seed).permutation(len(X))
+    cuts = np.split(order, [n_train, n_train + n_val])
+    return tuple(a for part in cuts for a in (X[part], y[part]))
+
+
 def moons_data(n=100, noise=0.1, seed=0):
-    """``(X, y)``: ``make_moons(n, noise, random_state=seed)`` with labels in {-1.0, +1.0}."""
+    """``(X, y)``: ``make_moons(n, noise, random_state=seed)`` with labels in {-1.0, +1.0}.
+
+    Superseded by ``moons_split`` (held-out data), kept for notebooks released before it."""
     from sklearn.datasets import make_moons
     X, y = make_moons(n_samples=n, noise=noise, random_state=seed)
     return X.astype(np.float64), 2.0 * y.astype(np.float64) - 1.0
 
 
 def train_moons(MLP, zero_grad, sgd_step, X, y, sizes=(8, 8, 1), steps=60, batch=16, seed=0):
-    """Train ``MLP(2, sizes, default_rng(seed))`` on (X, y), labels +-1, with the mean hinge loss
+    """Superseded: the student writes this loop (``train_mlp``); kept, unchanged, for notebooks released
+    before, which call it.
+
+    Train ``MLP(2, sizes, default_rng(seed))`` on (X, y), labels +-1, with the mean hinge loss
     ``relu(1 - y s(x))`` over batches of ``batch`` points (drawn by ``default_rng(seed + 1)``), ``steps``
     steps of ``zero_grad``, ``backward``, ``sgd_step`` with a learning rate decaying from 1 to 0.1.
 

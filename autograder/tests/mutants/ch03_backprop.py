@@ -179,11 +179,34 @@ def jvp(f, x, v):
             "\n        p.data -= lr * p.grad", "\n        p.data -= lr * p.grad\n        return"),
         "steps_on_the_data": swap("\n        p.data -= lr * p.grad", "\n        p.data -= lr * p.data"),
     },
+    "train_mlp": {
+        "no_zero_grad": swap("            zero_grad(params)\n", ""),
+        "evaluates_on_training_data": swap(
+            ("for x in X_val])", "for x in X_train])"), ("np.sign(scores) == y_val", "np.sign(scores) == y_train")),
+        "shuffles_once": swap(
+            ("    for epoch in range(epochs):\n        order = rng.permutation(len(X_train))\n",
+             "    order = rng.permutation(len(X_train))\n    for epoch in range(epochs):\n")),
+        "updates_before_backward": swap(
+            "            loss.backward()\n            sgd_step(params, lr)\n",
+            "            sgd_step(params, lr)\n            loss.backward()\n"),
+        "drops_the_last_short_batch": swap(
+            "range(0, len(X_train), batch_size)", "range(0, len(X_train) - batch_size + 1, batch_size)"),
+        "sums_instead_of_mean": swap("            loss = loss * (1.0 / len(batch))\n", ""),
+        "fresh_generator_per_epoch": swap("        order = rng.permutation(len(X_train))",
+                                          "        order = np.random.default_rng(seed).permutation(len(X_train))"),
+        "shuffles_before_building_the_model": swap(
+            ("    model = MLP(X_train.shape[1], list(sizes), rng)\n", ""),
+            ("    for epoch in range(epochs):\n        order = rng.permutation(len(X_train))\n",
+             "    first = rng.permutation(len(X_train))\n    model = MLP(X_train.shape[1], list(sizes), rng)\n"
+             "    params = model.parameters()\n    for epoch in range(epochs):\n"
+             "        order = first if epoch == 0 else rng.permutation(len(X_train))\n"),
+            ("    params = model.parameters()\n    losses", "    losses")),
+    },
 }
 
 # Integration checks: each listed mistake (function/mistake of MUTANTS) must also make the end-to-end
 # check fail: the student's own pieces then fail to train.
 INTEGRATION = {
-    "test_train_moons": ["zero_grad/does_nothing", "sgd_step/adds_the_gradient", "Value/mul_backward_swapped",
-                         "Value/add_backward_assigns", "MLP/relu_on_the_last_layer"],
+    "test_train_moons": ["train_mlp/no_zero_grad", "train_mlp/updates_before_backward", "zero_grad/does_nothing",
+                         "sgd_step/adds_the_gradient", "Value/mul_backward_swapped", "MLP/relu_on_the_last_layer"],
 }

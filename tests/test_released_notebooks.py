@@ -1,0 +1,54 @@
+"""Notebooks already handed out keep working: every name they import from ``dlcourse`` stays importable.
+
+The notebooks are copies of earlier releases kept in ``tests/released/`` (see its README).
+"""
+import ast
+import importlib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+RELEASED = sorted((Path(__file__).parent / "released").glob("*.ipynb"))
+
+
+def dlcourse_imports(notebook: Path) -> list[tuple[str, str | None]]:
+    """(module, name) of every ``from dlcourse... import name`` and (module, None) of every
+    ``import dlcourse...`` in the notebook's code cells (IPython magics are not Python: skipped)."""
+    found = []
+    for cell in nbformat.read(str(notebook), as_version=4).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "dlcourse":
+                found += [(node.module, alias.name) for alias in node.names]
+            elif isinstance(node, ast.Import):
+                found += [(alias.name, None) for alias in node.names if alias.name.split(".")[0] == "dlcourse"]
+    return found
+
+
+def test_released_notebooks_are_kept():
+    assert {p.stem for p in RELEASED} >= {"ch03_backprop", "ch08_tricks"}
+
+
+@pytest.mark.parametrize("notebook", RELEASED, ids=[p.stem for p in RELEASED])
+def test_every_name_a_released_notebook_imports_still_exists(notebook):
+    imports = dlcourse_imports(notebook)
+    assert imports, f"{notebook.name} imports nothing from dlcourse: is it a released notebook?"
+    missing = []
+    for module, name in imports:
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError as exc:
+            missing.append(f"{module} ({exc})")
+            continue
+        if name is not None and not hasattr(loaded, name):
+            try:  # `from package import submodule`
+                importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                missing.append(f"{module}.{name}")
+    assert not missing, f"{notebook.name} imports names that no longer exist: {missing}"
