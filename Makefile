@@ -12,7 +12,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # jupyter-config/ is the course's Jupyter configuration, copied into the environment's etc/jupyter
 LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.d/dlcourse.json
 
-.PHONY: setup lab test test-browser release grade export check benchmark clean
+.PHONY: setup lab test test-browser release grade export formgrader check benchmark clean
 
 setup: $(STAMP) $(LABCONFIG)
 
@@ -45,6 +45,12 @@ grade: setup
 
 export: setup
 	@$(BIN)/python -m autograder export "$(OUT)"
+
+# The formgrader on a grading run (OUT of make grade): grade free-response answers by hand, then make export.
+# Works as root (--allow-root) and without the venv activated; LAB_ARGS: more options (e.g. --no-browser).
+formgrader: setup
+	@test -f "$(OUT)/nbgrader_config.py" || { echo "make formgrader: OUT=$(OUT) holds no grading run (make grade SUBMISSIONS=... OUT=... first)" >&2; exit 2; }
+	cd "$(OUT)" && JUPYTER_CONFIG_PATH="$(CURDIR)/autograder/formgrader_config" $(BIN)/jupyter lab --ServerApp.root_dir="$(abspath $(OUT))" --ServerApp.default_url=/formgrader $(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 check: setup
 	@MPLBACKEND=Agg $(BIN)/python -m autograder check "$(NOTEBOOK)"

@@ -1,4 +1,5 @@
-"""``nbgrader collect`` that never follows a symbolic link, plugged in by nbgrader's own extension point.
+"""nbgrader's exchange, through its own extension point (``c.ExchangeFactory``): a ``collect`` that never
+follows a symbolic link, and the exchange a ``make grade`` run's formgrader sees.
 
 nbgrader's ``ExchangeCollect`` copies each submission out of the exchange's inbound folder with
 ``shutil.copytree``, which copies a link as its target's content: a student who submits a link to
@@ -16,6 +17,7 @@ import os
 import stat
 
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.exchange.default.list import ExchangeList
 
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC
@@ -96,3 +98,17 @@ class LinkRefusingCollect(ExchangeCollect):
         copy_without_links(src, dest, exclude=self.coursedir.ignore, include=self.coursedir.include,
                            max_file_size=self.coursedir.max_file_size,
                            refuse=lambda what: self.log.warning("%s", what))
+
+
+class ReleasedChapters(ExchangeList):
+    """The exchange as the formgrader of a ``make grade`` run sees it (``make formgrader OUT=...``).
+
+    Such a run has no exchange: the chapters were released as ``course/`` (``make release``) and handed
+    out another way. Listing them as released keeps the formgrader from calling them "draft" and from
+    warning that the exchange is missing; releasing or collecting stays the hub's job."""
+
+    def start(self):
+        from .course import chapters, release_path
+        return [{"course_id": self.coursedir.course_id, "assignment_id": chapter, "status": "released",
+                 "path": str(release_path(chapter).parent), "notebooks": []}
+                for chapter in chapters() if release_path(chapter).is_file()]
