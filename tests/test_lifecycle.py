@@ -176,8 +176,7 @@ def course():
     try:
         yield _lifecycle(tmp)
     finally:
-        if not os.environ.get("KEEP_LIFECYCLE"):
-            shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _lifecycle(tmp: Path) -> dict:
