@@ -20,8 +20,8 @@ HEADER = "environment error, no notebook graded"
 # what bubblewrap says where unprivileged user namespaces are refused (a container's seccomp profile,
 # kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0, an AppArmor restriction)
 USERNS_SIGNS = ("namespace", "uid map", "operation not permitted", "unshare", "clone", "setuid")
-WAY_OUT = ("grade on a host or VM that allows them (a clone of the course there grades the collected "
-           "submissions: make grade, or nbgrader autograde), the hub keeping the exchange")
+WAY_OUT = ("grade on a host or VM that allows them, the hub keeping the exchange: Dask workers there "
+           "(make grade ... SCHEDULER=tcp://host:8786), or a clone of the course there")
 
 
 class EnvironmentProblem(UsageError):
@@ -67,15 +67,29 @@ def _grader_version(name: str) -> str:
         return ""
 
 
-def check(chapters, unsafe: bool = False, unsafe_switch: str = "UNSAFE=1 (--unsafe-no-isolation)") -> None:
+def check(chapters, unsafe: bool = False, unsafe_switch: str = "UNSAFE=1 (--unsafe-no-isolation)",
+          scheduler: str | None = None) -> None:
     """Start one sandbox, run a trivial cell and the chapters' imports in it, compare package versions.
 
     ``unsafe``: no sandbox can be made and the instructor asked to grade anyway (the same check runs in
-    the plain child process that then runs the students' code). Raises ``EnvironmentProblem``."""
+    the plain child process that then runs the students' code). ``scheduler``: a Dask scheduler whose
+    workers grade; the check runs on one of them (they need sandboxes, the instructor's machine does
+    not). Raises ``EnvironmentProblem``."""
     chapters = tuple(sorted(set(chapters)))
-    problem = _check(chapters, unsafe, os.environ.get("AUTOGRADER_BWRAP", ""))
+    if scheduler:
+        from distributed import Client
+        with Client(scheduler, timeout="30s") as client:
+            problem = client.submit(check_here, chapters, False, pure=False).result()
+        problem = problem and f"{problem} (on a Dask worker of {scheduler}, which must be able to make sandboxes)"
+    else:
+        problem = check_here(chapters, unsafe)
     if problem:
         raise EnvironmentProblem(problem.format(unsafe_switch=unsafe_switch))
+
+
+def check_here(chapters: tuple, unsafe: bool) -> str | None:
+    """The problem found on this machine (the line, with ``{unsafe_switch}`` to fill), or None."""
+    return _check(tuple(chapters), unsafe, os.environ.get("AUTOGRADER_BWRAP", ""))
 
 
 @functools.lru_cache(maxsize=8)  # once per process and environment: the tests grade many classes
