@@ -24,7 +24,7 @@ LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.d/dlcourse.json
 STUDENT_LAB := JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter-config/student$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
 LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab lab-instructor work test test-browser release grade export check benchmark clean
+.PHONY: setup lab lab-instructor work test test-browser release grade export formgrader check benchmark clean
 
 ifeq ($(DLCOURSE_EXISTING_ENV),1)
 setup: ;
@@ -72,6 +72,12 @@ grade: setup
 
 export: setup
 	@$(BIN)/python -m autograder export "$(OUT)"
+
+# The formgrader on a grading run (OUT of make grade): grade free-response answers by hand, then make export.
+# Works as root (--allow-root) and without the venv activated; LAB_ARGS: more options (e.g. --no-browser).
+formgrader: setup
+	@test -f "$(OUT)/nbgrader_config.py" || { echo "make formgrader: OUT=$(OUT) holds no grading run (make grade SUBMISSIONS=... OUT=... first)" >&2; exit 2; }
+	cd "$(OUT)" && JUPYTER_CONFIG_PATH="$(CURDIR)/autograder/formgrader_config" $(LAB) --ServerApp.root_dir="$(abspath $(OUT))" --ServerApp.default_url=/formgrader $(LAB_ARGS)
 
 # make check CHAPTER=ch01_perceptron: $(WORK)/ch01_perceptron/ch01_perceptron.ipynb; NOTEBOOK=<path>: any
 # notebook; neither: the notebook of $(WORK) saved last (on Binder, WORK is course/: binder/start)

@@ -13,7 +13,8 @@ benchmarks; this file adds the repository's folders.
 (and the formgrader's autograde button) use it too: the students' code runs in the same sandbox and the
 tests are decided in the grader (autograder/nbgrader_plugin.py), so the scores equal `make grade`'s.
 Stock nbgrader's in-kernel execution (the student's code can change its own verdict) only with
-DLCOURSE_STOCK_AUTOGRADE=1.
+DLCOURSE_STOCK_AUTOGRADE=1. `nbgrader collect` follows no symbolic link (autograder/nbgrader_exchange.py)
+and `nbgrader generate_feedback` writes the course's sanitised page (autograder/nbgrader_feedback.py).
 """
 import os
 

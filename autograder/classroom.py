@@ -282,10 +282,11 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     if not submissions or not out:
         raise UsageError("usage: make grade SUBMISSIONS=<dir> OUT=<dir>")
     from .sandbox.isolation import probe
-    reason = probe()
+    reason = None if scheduler else probe()  # with Dask, the workers make the sandboxes (the pre-flight asks them)
+    from .preflight import check as preflight
+    from .preflight import no_sandbox_line
     if reason is not None and not unsafe:
-        raise UsageError(f"no sandbox for the students' code can be made here: {reason}; "
-                         f"to grade without one anyway, pass UNSAFE=1 (--unsafe-no-isolation)")
+        raise UsageError(no_sandbox_line(reason, "UNSAFE=1 (--unsafe-no-isolation)"))
     source = Path(submissions)
     if not source.is_dir():
         raise UsageError(f"SUBMISSIONS={submissions} is not a directory")
@@ -308,6 +309,7 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     log.setLevel(logging.INFO)
     try:
         tasks, warnings = discover(source)
+        preflight({task["assignment"] for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
         if reason is not None:
             log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
             for task in tasks:

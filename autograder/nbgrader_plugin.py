@@ -15,7 +15,20 @@ one, ``Execute``, runs the whole notebook, tests included, in a kernel the stude
   formgrader's view nor ``generate_feedback``'s HTML can show it (``HideHiddenTests`` also runs in
   ``generate_feedback``).
 
-Everything else is nbgrader's: gradebook, late penalties, formgrader, feedback, export.
+Each submission is read as ``make grade`` reads it (``SubmissionExporter``, nbgrader's ``exporter_class``
+for autograde): opened folder by folder with O_NOFOLLOW (a notebook, assignment or student folder that is a
+symbolic link is graded as the untouched release, never as its target), then rebuilt on the release
+(``autograder.sanitize``), so that a notebook with an unknown or duplicated grade cell, or invalid JSON,
+costs only itself: it is named in one warning and graded as what could be read, and ``nbgrader autograde``
+goes on with the class and exits 0, as ``make grade`` does. nbgrader's ``OverwriteCells`` is not used: the
+rebuild already restores every read-only cell, and its checksums (taken from the solutions, hidden tests
+included) made it warn "checksum has changed" for every untouched test cell.
+
+Before the first notebook, ``autograder.preflight`` checks that a working sandbox starts here; if not,
+autograde stops with one line and exit status 1, and no student is touched.
+
+Everything else is nbgrader's: gradebook, late penalties, formgrader, export. ``generate_feedback`` renders
+the course's feedback page (``autograder.nbgrader_feedback``).
 
 Switches (in ``nbgrader_config.py`` or on the command line):
 
@@ -24,27 +37,35 @@ Switches (in ``nbgrader_config.py`` or on the command line):
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import tempfile
 from pathlib import Path
 
 import nbformat
+from nbconvert.exporters import NotebookExporter
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.converters.base import NbGraderException
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
     IgnorePattern,
     LimitOutput,
     NbGraderPreprocessor,
+    OverwriteKernelspec,
     SaveAutoGrades,
 )
-from traitlets import Bool
+from traitlets import Bool, List
 
-from .course import grade_id, role, split_hidden
+from .course import chapters, grade_id, read, release_path, role, split_hidden
 
 STOCK_SWITCH = "DLCOURSE_STOCK_AUTOGRADE"
+UNSAFE_SWITCH = "--SandboxedExecute.unsafe_no_isolation=True"
 HIDDEN_NOTE = "# (hidden checks of this cell ran in the grader)"
+METADATA = "dlcourse"  # the autograded notebook's metadata key: problems read, then the grader's result
 
 
 class SandboxError(RuntimeError):
@@ -61,9 +82,55 @@ def _hide_hidden(cell) -> None:
 class HideHiddenTests(NbGraderPreprocessor):
     """Test cells keep their public part only (the hidden checks are named in the verdict's table)."""
 
+    # GenerateFeedback gives every preprocessor of its list this option (nbgrader's GetGrades has it)
+    display_data_priority = List([]).tag(config=True)
+
     def preprocess_cell(self, cell, resources, index):
         _hide_hidden(cell)
         return cell, resources
+
+
+class SubmissionExporter(NotebookExporter):
+    """nbgrader autograde's reader: each submitted notebook read as ``make grade`` reads it.
+
+    Made once per ``nbgrader autograde`` run, before any submission is touched: it runs the pre-flight
+    (``autograder.preflight``) for the assignment, and stops the run with one line if the sandbox
+    cannot work here. Then, for each submission (nbgrader's sanitizing pass, reading ``submitted/``):
+    ``job.read_submission`` (folder by folder, O_NOFOLLOW; a link, unreadable file or invalid JSON is
+    refused) and ``sanitize.sanitize`` on the release; what was refused or restored travels in the
+    notebook's metadata to ``SandboxedExecute``, which reports it with the grade."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        converter = self.parent
+        coursedir = getattr(converter, "coursedir", None)
+        if coursedir is None:
+            return
+        graded = [c for c in chapters() if fnmatch.fnmatchcase(c, coursedir.assignment_id or "*")]
+        from .preflight import EnvironmentProblem, check
+        try:
+            check(graded, bool(self.config.SandboxedExecute.get("unsafe_no_isolation", False)), UNSAFE_SWITCH)
+        except EnvironmentProblem as exc:
+            self.log.error("%s", exc)
+            raise NbGraderException(str(exc)) from None
+
+    def from_filename(self, filename, resources=None, **kw):
+        converter = self.parent
+        if not getattr(converter, "_sanitizing", False):  # the second pass reads nbgrader's own output
+            return super().from_filename(filename, resources, **kw)
+        from .job import read_submission
+        from .sanitize import sanitize
+        path = os.path.abspath(filename)
+        root = os.path.abspath(os.path.join(converter.coursedir.root, converter.coursedir.submitted_directory))
+        parts = os.path.relpath(path, root).split(os.sep)
+        task = {"path": path, "root": root, "parts": parts} if ".." not in parts else {"path": path}
+        submitted, problem = read_submission(task)
+        release = read(release_path(resources["nbgrader"]["assignment"]))
+        nb, notes = sanitize(submitted if submitted is not None else release, release)
+        nb.metadata[METADATA] = {"problems": ([problem] if problem else []) + notes}
+        resources.setdefault("metadata", {})
+        resources["metadata"].update(name=os.path.splitext(os.path.basename(path))[0], path=os.path.dirname(path))
+        return self.from_notebook_node(nb, resources, **kw)
 
 
 _WARM: list[bool] = []
@@ -80,6 +147,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         from .classroom import _init_worker
         from .job import grade_submission
         from .outputs import _checks_html, _checks_text
+        from .preflight import no_sandbox_line
         from .result import CellVerdict
         from .sandbox.isolation import probe
         from .sandbox.process import DEFAULT_LIMITS  # noqa: F401 - fail early when the grader is incomplete
@@ -89,13 +157,13 @@ class SandboxedExecute(NbGraderPreprocessor):
         notebook_id = info.get("notebook") or assignment
         reason = probe()
         if reason is not None and not self.unsafe_no_isolation:
-            raise SandboxError(f"no sandbox for the students' code can be made here: {reason}; to grade without "
-                               f"one anyway, pass --SandboxedExecute.unsafe_no_isolation=True")
+            raise SandboxError(no_sandbox_line(reason, UNSAFE_SWITCH))
         if not _WARM:
             _init_worker()
             _WARM.append(True)
+        read_problems = (nb.metadata.pop(METADATA, None) or {}).get("problems") or []
         task = {"student": student, "assignment": assignment, "notebook": f"{notebook_id}.ipynb",
-                "unsafe": reason is not None}
+                "unsafe": reason is not None, "problems": [str(p) for p in read_problems]}
         limits = os.environ.get("AUTOGRADER_LIMITS")
         if limits:
             task["limits"] = json.loads(limits)
@@ -108,7 +176,8 @@ class SandboxedExecute(NbGraderPreprocessor):
                       result.seconds)
         for problem in result.problems:
             self.log.warning("%s/%s: %s", student, assignment, problem)
-        resources.setdefault("dlcourse", {})["result"] = result.to_json()
+        # generate_feedback's summary (autograder.nbgrader_feedback) starts from the grader's own result
+        nb.metadata[METADATA] = {"result": result.to_json()}
 
         verdicts = {c.grade_id: c for c in result.cells}
         errors = {name.rsplit("(", 1)[-1].rstrip(")"): error for name, error in result.cell_errors.items()}
@@ -134,16 +203,19 @@ class SandboxedExecute(NbGraderPreprocessor):
         return nb, resources
 
 
+# nbgrader's defaults, without OverwriteCells (SubmissionExporter rebuilt the notebook on the release)
+SANITIZE_PREPROCESSORS = [ClearOutput, DeduplicateIds, OverwriteKernelspec, CheckCellMetadata]
 AUTOGRADE_PREPROCESSORS = [SandboxedExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
                            SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
 
 
 def configure(c) -> str:
     """Plug the hardened grader into nbgrader's config ``c``; returns which autograde is in use."""
-    from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-    from nbgrader.preprocessors import GetGrades
-    c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+    from .nbgrader_feedback import configure as use_the_course_feedback
+    use_the_course_feedback(c, HideHiddenTests)
     if os.environ.get(STOCK_SWITCH) == "1":
         return "stock"  # nbgrader's in-kernel Execute: the student's code can change its own verdicts
+    c.Autograde.exporter_class = SubmissionExporter
+    c.Autograde.sanitize_preprocessors = SANITIZE_PREPROCESSORS
     c.Autograde.autograde_preprocessors = AUTOGRADE_PREPROCESSORS
     return "sandboxed"

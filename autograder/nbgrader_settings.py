@@ -33,6 +33,8 @@ def configure(c, root, *, source: str = "solutions", db_url: str | None = None, 
     c.ClearSolutions.enforce_metadata = True
     c.ClearHiddenTests.enforce_metadata = True
     c.Execute.allow_errors = True  # stock nbgrader only: a failing cell is a verdict, not the end of the run
+    # nbgrader collect copies no symbolic link out of the exchange (as its target's content, stock nbgrader would)
+    c.ExchangeFactory.collect = "autograder.nbgrader_exchange.LinkRefusingCollect"
     if sandboxed:
         from .nbgrader_plugin import configure as use_the_sandboxed_grader
         use_the_sandboxed_grader(c)

@@ -214,6 +214,14 @@ def content_security_policy(template_page: str) -> str:
             "frame-src 'none'; base-uri 'none'; form-action 'none'")
 
 
+def html_page(nb: nbformat.NotebookNode) -> str:
+    """A notebook as the feedback's page: nbconvert's HTML, markup through ``clean_html``, the CSP.
+    (``nbgrader generate_feedback`` writes its pages with it: autograder/nbgrader_feedback.py.)"""
+    body, _ = _exporter().from_notebook_node(nb)
+    policy = Markup('<meta http-equiv="Content-Security-Policy" content="{}">').format(_EXPORTER[1])
+    return scrub(body.replace("<head>", "<head>" + str(policy), 1))
+
+
 def feedback_html(result: SubmissionResult) -> str:
     """The feedback page of one submission: the summary, then the graded notebook (nbconvert's HTML)."""
     result = result.scrubbed()

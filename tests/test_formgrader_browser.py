@@ -1,8 +1,10 @@
 """The formgrader in a real (headless) Chromium, after a `make grade` run.
 
-The instructor opens the run's formgrader (`cd OUT && jupyter lab`, OUT/nbgrader_config.py), gives
-points to a free-response answer by hand and leaves a comment; nbgrader's gradebook records both, and
-`make export OUT=...` and nbgrader's own `nbgrader export` show the new total.
+The instructor opens the run's formgrader as the README says (`make formgrader OUT=...`, from a shell
+where the venv is not activated; as root, as these machines run), sees the chapter as released with its
+graded submission and no warning about a missing exchange, gives points to a free-response answer by
+hand and leaves a comment; nbgrader's gradebook records both, and `make export OUT=...` and nbgrader's
+own `nbgrader export` show the new total.
 
     make test-browser          # REQUIRE_BROWSER=1: a missing Chromium fails
     pytest -m browser tests    # a missing Chromium skips
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -41,6 +44,44 @@ def _wait_for(predicate, what: str, seconds: float = 60):
         time.sleep(0.3)
 
 
+class Formgrader(Lab):
+    """`make formgrader OUT=...` as an instructor types it: PATH without the venv, jupyter's own options in
+    LAB_ARGS (a port and a token for the test, no browser)."""
+
+    def start(self, timeout: float = 90) -> "Formgrader":
+        venv = str(Path(sys.executable).parent)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MPLBACKEND", "JPY_", "JUPYTER", "VIRTUAL"))}
+        env.update(PATH=os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != venv),
+                   JUPYTER_CONFIG_DIR=str(self.home / "config"), JUPYTER_RUNTIME_DIR=str(self.home / "runtime"),
+                   JUPYTERLAB_WORKSPACES_DIR=str(self.home / "ws"))
+        self.log = open(self.home / "jupyter.log", "w")
+        self.proc = subprocess.Popen(
+            ["make", "--no-print-directory", "formgrader", f"OUT={self.root}",
+             f"LAB_ARGS=--no-browser --ServerApp.ip=127.0.0.1 --ServerApp.port={self.port} "
+             f"--ServerApp.port_retries=0 --IdentityProvider.token={self.token}"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"make formgrader exited: {self.tail()}")
+            try:
+                self.api("GET", "/api/status")
+                return self
+            except (OSError, ValueError):
+                time.sleep(0.3)
+        raise RuntimeError(f"make formgrader did not answer in {timeout} s: {self.tail()}")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # make, its shell and jupyter (which stops its kernels)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.log.close()
+
+
 def test_grade_by_hand_in_the_formgrader_then_export(tmp_path, playwright):
     if not Path(CHROMIUM).is_file():
         _unavailable(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
@@ -61,12 +102,22 @@ def test_grade_by_hand_in_the_formgrader_then_export(tmp_path, playwright):
 
     home = tmp_path / "home"
     home.mkdir()
-    lab = Lab(out, home).start()
+    lab = Formgrader(out, home).start()
     try:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         # the formgrader's own API calls need the server's token (a token in the page's URL sets no cookie)
         page = browser.new_page(viewport={"width": 1400, "height": 1000},
                                 extra_http_headers={"Authorization": f"token {lab.token}"})
+        # the chapter as released, its graded submission counted, no warning about a missing exchange
+        page.goto(f"{lab.url}/formgrader/manage_assignments/?token={lab.token}", wait_until="domcontentloaded",
+                  timeout=60_000)
+        row = page.locator("tr", has=page.locator(f"text={CHAPTER}")).first
+        row.locator(".status .label").wait_for(timeout=60_000)
+        assert row.locator(".status").inner_text().strip() == "released"
+        assert row.locator(".num-submissions").inner_text().strip() == "1"
+        assert page.locator("#warning-exchange").count() == 0 and "does not exist" not in page.content()
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "formgrader-assignments.png"), full_page=False)
         page.goto(f"{lab.url}/formgrader/submissions/{submission_id}/?token={lab.token}",
                   wait_until="domcontentloaded", timeout=60_000)
         score = page.locator(f"input.score#{grade_id(answer)}")

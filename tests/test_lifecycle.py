@@ -1,22 +1,39 @@
 """nbgrader's whole lifecycle with this course, as a JupyterHub course runs it, in a temporary folder.
 
 An instructor course directory (the shipped nbgrader_config.py) and a local exchange; the instructor
-generates and releases a chapter; two students, each with their own home folder, fetch it, fill it in
+generates and releases a chapter; students, each with their own home folder, fetch it, fill it in
 and submit (alice twice: nbgrader collects the newest; bob after the due date: nbgrader records how
 late, and its default late plugin takes no points off); the instructor collects, runs plain
 ``nbgrader autograde`` (which the shipped config points at the hardened grader,
-autograder/nbgrader_plugin.py), generates and releases feedback; the students fetch it and read the
-verdict of every check, hidden ones named, never their code. ``make grade`` on the collected
-``submitted/`` folder gives the same scores, cell by cell.
+autograder/nbgrader_plugin.py), generates and releases feedback, exports; the students fetch their
+feedback and read the verdict of every check, hidden ones named, never their code.
+
+Every instructor command runs as an unprivileged account (``INSTRUCTOR``, made with useradd when the
+tests run as root, as on CI), as on a hub. Beside the two honest students sit the attackers of issue 26:
+
+- mallory: her collected notebook replaced by a symbolic link to the solutions (finding 1);
+- oscar: his collected student folder replaced by a link to a folder holding the reference;
+- trudy: her submission in the exchange's inbound folder replaced by a link to the solutions (finding 1);
+- mia: a ``<script>`` and an ``<iframe srcdoc>`` in her written answer (finding 2);
+- eve: an unknown grade cell and a duplicated one (finding 3); ivy: a notebook that is not JSON.
+
+Before the real autograde, a machine that cannot grade (user namespaces refused) stops
+``nbgrader autograde`` with one line, no student touched. ``make grade`` on a
+class of the two honest students alone gives their scores, cell by cell: the attackers changed nothing.
 """
 from __future__ import annotations
 
 import csv
 import datetime
+import html
 import os
+import re
+import secrets
+import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +41,8 @@ import nbformat
 import pytest
 
 from autograder import submissions
-from autograder.course import ROOT, Chapter, grade_id
+from autograder.course import ROOT, SOLUTION_REGION, Chapter, grade_id, role
+from autograder.tests.broken_environments import refusing_user_namespaces
 from autograder.tests.mutants import load as load_mistakes
 
 pytestmark = [pytest.mark.xdist_group("lifecycle")]
@@ -33,17 +51,72 @@ CHAPTER = "ch01_perceptron"
 COURSE = "dlcourse"
 BIN = Path(sys.executable).parent
 WRONG = ("margin", next(iter(load_mistakes(CHAPTER)["margin"].values())))  # bob's plausible mistake
+INSTRUCTOR = "dlcourse-instructor"  # the unprivileged account the instructor's commands run as
+HONEST = ("alice", "bob")
+ATTACKERS = ("mallory", "oscar", "trudy", "mia", "eve", "ivy")
+THROUGH_THE_EXCHANGE = ("trudy", "mia", "eve")  # the others' folders are placed in grading/submitted/
+MARKUP = ("An answer. <script>document.title = 'pwned'</script>"
+          "<iframe srcdoc=\"<script>parent.document.title = 'pwned'</script>\"></iframe>")
 
 
-def nbgrader(*args, cwd: Path, home: Path, check=True, env=None):
+def _environment(home: Path, extra=None) -> dict:
     environment = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))}
     environment.update({"HOME": str(home), "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-                        "MPLBACKEND": "Agg", **(env or {})})
-    done = subprocess.run([str(BIN / "nbgrader"), *args], cwd=cwd, env=environment, capture_output=True,
+                        "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(home / ".matplotlib"), **(extra or {})})
+    return environment
+
+
+def nbgrader(*args, cwd: Path, home: Path, check=True, env=None, account: list[str] = ()):
+    """``nbgrader args`` in ``cwd``; ``account``: the command prefix that runs it as another user."""
+    environment = _environment(home, env)
+    command = [*account, "/usr/bin/env", *(f"{k}={v}" for k, v in environment.items() if k in (
+        "HOME", "PATH", "MPLBACKEND", "MPLCONFIGDIR", "AUTOGRADER_BWRAP", "AUTOGRADER_LIMITS"))] if account else []
+    done = subprocess.run([*command, str(BIN / "nbgrader"), *args], cwd=cwd, env=environment, capture_output=True,
                           text=True, timeout=900)
     if check:
         assert done.returncode == 0, f"nbgrader {' '.join(args)}:\n{done.stdout[-1500:]}\n{done.stderr[-3000:]}"
     return done
+
+
+def _blocking_folder(path: str, uid: int) -> str | None:
+    """The first folder on the way to ``path`` that others cannot enter (e.g. /root, 0700), if any."""
+    current = "/"
+    for part in Path(path).parts[1:-1]:
+        current = os.path.join(current, part)
+        info = os.stat(current)
+        if info.st_uid != uid and not info.st_mode & 0o001:
+            return current
+    return None
+
+
+def instructor_account(scratch: Path) -> tuple[list[str], int]:
+    """(the command prefix that runs a command as the unprivileged instructor, its uid).
+
+    Not root: this process already is an unprivileged account. Root: ``INSTRUCTOR`` is made with
+    useradd (kept for the next run). Where the interpreter lives in a folder that account cannot
+    enter (pyenv under /root, 0700), its commands run in a private mount namespace where only that
+    installation is visible in the folder: the account still has no other right."""
+    if os.geteuid() != 0:
+        return [], os.geteuid()
+    import pwd
+    try:
+        uid = pwd.getpwnam(INSTRUCTOR).pw_uid
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", INSTRUCTOR],
+                       check=True, capture_output=True)
+        uid = pwd.getpwnam(INSTRUCTOR).pw_uid
+    runuser = ["runuser", "-u", INSTRUCTOR, "--"]
+    interpreter = os.path.realpath(sys.executable)
+    blocked = _blocking_folder(interpreter, uid)
+    if blocked is None:
+        return runuser, uid
+    needed = os.path.join(blocked, Path(interpreter).relative_to(blocked).parts[0])  # /root/.pyenv
+    view = scratch / "interpreter-view"
+    view.mkdir()
+    q = shlex.quote
+    reveal = (f"mount --bind {q(needed)} {q(str(view))} && mount -t tmpfs -o mode=755 tmpfs {q(blocked)} && "
+              f"mkdir -p {q(needed)} && mount --bind {q(str(view))} {q(needed)} && exec \"$@\"")
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", reveal, "sh", *runuser], uid
 
 
 class Student:
@@ -66,13 +139,47 @@ class Student:
         return self.home / CHAPTER / f"{CHAPTER}.ipynb"
 
     def save(self, nb) -> None:
+        self.notebook.parent.mkdir(exist_ok=True)
         nbformat.write(nb, str(self.notebook))
+
+
+def _solution_lines() -> set[str]:
+    """Distinctive lines of the reference solutions (what a leak of the solutions would show)."""
+    lines = set()
+    for cell in Chapter.load(CHAPTER).cells("solution"):
+        for region in SOLUTION_REGION.findall(cell.source):
+            lines.update(line.strip() for line in region.splitlines() if len(line.strip()) > 30)
+    return lines
+
+
+def _attacks(students: dict) -> None:
+    """What mia, eve and trudy submit through the exchange (trudy's link comes after she submitted)."""
+    mia = submissions.untouched(CHAPTER)
+    next(c for c in mia.cells if role(c) == "answer").source = MARKUP
+    students["mia"].save(mia)
+    eve = submissions.untouched(CHAPTER)
+    test = next(c for c in eve.cells if role(c) == "tests")
+    twin = nbformat.v4.new_code_cell("1.0", metadata={"nbgrader": dict(test.metadata["nbgrader"])})
+    unknown = nbformat.v4.new_code_cell("1.0", metadata={"nbgrader": {
+        "grade": True, "solution": False, "locked": False, "grade_id": "bonus", "points": 100,
+        "schema_version": 3}})
+    eve.cells[1:1] = [twin, unknown]  # a duplicated grade cell and an unknown one, before the real one
+    students["eve"].save(eve)
+    students["trudy"].save(submissions.untouched(CHAPTER))
 
 
 # session scope: xdist may interleave other modules on the same worker, which would rebuild a module fixture
 @pytest.fixture(scope="session")
-def course(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lifecycle")
+def course():
+    tmp = Path(tempfile.mkdtemp(prefix="dlcourse-lifecycle-", dir="/tmp"))  # not under pytest's 0700 folder
+    tmp.chmod(0o755)
+    try:
+        yield _lifecycle(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _lifecycle(tmp: Path) -> dict:
     exchange = tmp / "exchange"
     exchange.mkdir()
     exchange.chmod(0o777)
@@ -81,12 +188,18 @@ def course(tmp_path_factory):
     shutil.copytree(ROOT / "solutions" / CHAPTER, instructor / "solutions" / CHAPTER)
     config = (ROOT / "nbgrader_config.py").read_text()
     (instructor / "nbgrader_config.py").write_text(
-        config + f"\nc.Exchange.root = {str(exchange)!r}\nc.CollectApp.check_owner = False\n")
-    teacher = lambda *args, **kw: nbgrader(*args, cwd=instructor, home=instructor, **kw)  # noqa: E731
+        config + f"\nc.Exchange.root = {str(exchange)!r}\nc.ExchangeCollect.check_owner = False\n")
+    account, uid = instructor_account(tmp)
+    if os.geteuid() == 0:
+        shutil.chown(instructor, uid, uid)
+        for path in instructor.rglob("*"):
+            os.chown(path, uid, uid, follow_symlinks=False)
+    teacher = lambda *args, **kw: nbgrader(*args, cwd=instructor, home=instructor, account=account, **kw)  # noqa: E731
 
     teacher("generate_assignment", CHAPTER, "--force")
     teacher("release_assignment", CHAPTER)
-    alice, bob = Student(tmp, "alice", exchange), Student(tmp, "bob", exchange)
+    students = {name: Student(tmp, name, exchange) for name in HONEST + THROUGH_THE_EXCHANGE}
+    alice, bob = students["alice"], students["bob"]
     for student in (alice, bob):
         listed = student.run("list")
         assert CHAPTER in listed.stdout + listed.stderr
@@ -96,6 +209,9 @@ def course(tmp_path_factory):
         fetched = student.notebook.read_text()
         assert "BEGIN HIDDEN TESTS" not in fetched and "BEGIN SOLUTION" not in fetched
 
+    _attacks(students)  # (the attackers need not fetch: the release is public)
+    for name in THROUGH_THE_EXCHANGE:
+        students[name].run("submit", CHAPTER)
     alice.save(submissions.untouched(CHAPTER))  # a first, empty submission...
     alice.run("submit", CHAPTER)
     alice.save(submissions.reference(CHAPTER))  # ...then the finished one
@@ -109,20 +225,61 @@ def course(tmp_path_factory):
     bob.save(submissions.filled(CHAPTER, {WRONG[0]: WRONG[1]}))  # after the due date, one mistake
     bob.run("submit", CHAPTER)
 
-    teacher("collect", CHAPTER)
+    # trudy swaps her notebook in the inbound folder (hers, writable) for a link to the solutions
+    solutions_notebook = instructor / "solutions" / CHAPTER / f"{CHAPTER}.ipynb"
+    inbound = next((exchange / COURSE / "inbound").glob(f"trudy+{CHAPTER}+*"))
+    (inbound / f"{CHAPTER}.ipynb").unlink()
+    (inbound / f"{CHAPTER}.ipynb").symlink_to(solutions_notebook)
+    collect = teacher("collect", CHAPTER)
     submitted = instructor / "grading" / "submitted"
-    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "bob"]
-    autograde = teacher("autograde", CHAPTER, "--force")
-    teacher("generate_feedback", CHAPTER, "--force")
+    assert sorted(p.name for p in submitted.iterdir()) == sorted(HONEST + THROUGH_THE_EXCHANGE)
+    # placed in grading/submitted/ (e.g. unpacked from an LMS archive): links and a notebook that is not JSON
+    for name in ("mallory", "ivy"):
+        (submitted / name / CHAPTER).mkdir(parents=True)
+    (submitted / "mallory" / CHAPTER / f"{CHAPTER}.ipynb").symlink_to(solutions_notebook)
+    (submitted / "ivy" / CHAPTER / f"{CHAPTER}.ipynb").write_text('{"cells": [')
+    elsewhere = tmp / "elsewhere"
+    (elsewhere / CHAPTER).mkdir(parents=True)
+    nbformat.write(submissions.reference(CHAPTER), str(elsewhere / CHAPTER / f"{CHAPTER}.ipynb"))
+    (submitted / "oscar").symlink_to(elsewhere)
+    for folder in (submitted / "mallory" / CHAPTER, submitted / "ivy" / CHAPTER, elsewhere / CHAPTER):
+        # as nbgrader's collect leaves them (release_feedback names each page after the notebook and the secret)
+        shutil.copy(submitted / "alice" / CHAPTER / "timestamp.txt", folder / "timestamp.txt")
+        (folder / "submission_secret.txt").write_text(secrets.token_hex(16))
+    if os.geteuid() == 0:
+        for path in [submitted / "mallory", submitted / "ivy", *(submitted / "mallory").rglob("*"),
+                     *(submitted / "ivy").rglob("*"), submitted / "oscar", *elsewhere.rglob("*")]:
+            os.chown(path, uid, uid, follow_symlinks=False)
+
+    # a machine that cannot grade: one line, nothing graded (the pre-flight, before any student; the other
+    # case, a sandbox that sees other packages, is autograder/tests/test_preflight.py's, through make grade)
+    refused = {"userns": teacher("autograde", CHAPTER, "--force", check=False,
+                                 env={"AUTOGRADER_BWRAP": refusing_user_namespaces(tmp)})}
+    refused["gradebook"] = _gradebook_scores(instructor)
+    refused["autograded"] = (instructor / "grading" / "autograded").exists()
+
+    autograde = teacher("autograde", CHAPTER, "--force", check=False)
+    feedback_log = teacher("generate_feedback", CHAPTER, "--force")
     teacher("release_feedback", CHAPTER)
-    for student in (alice, bob):
-        student.run("fetch_feedback", CHAPTER)
+    for name in ("alice", "bob", "mia"):
+        students[name].run("fetch_feedback", CHAPTER)
     teacher("export")
 
     from autograder.classroom import grade_class
-    out = grade_class(str(submitted), str(tmp / "make-grade"), jobs=1)
-    return {"tmp": tmp, "instructor": instructor, "alice": alice, "bob": bob, "out": out,
-            "autograde_log": autograde.stdout + autograde.stderr}
+    honest = tmp / "honest-class"
+    for name in HONEST:
+        shutil.copytree(submitted / name, honest / name)
+    out = grade_class(str(honest), str(tmp / "make-grade"), jobs=1)
+    return {"tmp": tmp, "instructor": instructor, "alice": alice, "bob": bob, "students": students,
+            "out": out, "uid": uid, "refused": refused, "autograde": autograde, "collect": collect,
+            "autograde_log": autograde.stdout + autograde.stderr, "feedback_log": feedback_log,
+            "results": {name: _make_grade_json(out, name) for name in HONEST},
+            "solution_lines": _solution_lines()}
+
+
+def _make_grade_json(out: Path, student: str) -> dict:
+    import json
+    return json.loads((out / "results" / student / f"{CHAPTER}.json").read_text())
 
 
 def _gradebook_scores(instructor: Path) -> dict:
@@ -184,14 +341,12 @@ def test_students_fetch_feedback_naming_hidden_checks_never_their_code(course):
     result = _make_grade_result(course, "bob")
     failing = [c for cell in result["cells"] for c in cell["checks"] if not c["passed"]]
     assert failing and any(c["hidden"] for c in failing)
-    import html
     for check in failing:  # every failing check is named in bob's feedback, hidden ones included
         assert html.escape(check["description"]) in bob, check["description"]
 
 
 def _make_grade_result(course, student):
-    import json
-    return json.loads((course["out"] / "results" / student / f"{CHAPTER}.json").read_text())
+    return course["results"][student]
 
 
 def test_stock_autograde_only_by_an_explicit_switch(monkeypatch):
@@ -206,3 +361,83 @@ def test_stock_autograde_only_by_an_explicit_switch(monkeypatch):
     c = Config()
     assert nbgrader_plugin.configure(c) == "stock" and "autograde_preprocessors" not in c.Autograde
     assert nbgrader_plugin.HideHiddenTests in c.GenerateFeedback.preprocessors
+
+
+def test_the_instructor_is_an_unprivileged_account(course):
+    """Every instructor command ran as a normal account: what they wrote is that account's."""
+    assert course["uid"] != 0
+    grading = course["instructor"] / "grading"
+    written = [grading / "gradebook.db", course["instructor"] / "grades.csv",
+               grading / "autograded" / "alice" / CHAPTER / f"{CHAPTER}.ipynb",
+               grading / "feedback" / "alice" / CHAPTER / f"{CHAPTER}.html"]
+    assert all(path.stat().st_uid == course["uid"] for path in written), [(p, p.stat().st_uid) for p in written]
+
+
+def test_an_environment_error_stops_nbgrader_autograde_before_the_class(course):
+    """Where user namespaces are refused (a container), autograde says so in one line, with the way out."""
+    done, says = course["refused"]["userns"], ["user namespaces", "grade on a host or VM", "unsafe_no_isolation"]
+    assert done.returncode != 0
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if "environment error" in line]
+    assert len(lines) == 1 and all(word in lines[0] for word in says), lines
+    assert "Traceback" not in done.stderr
+    assert course["refused"]["gradebook"] == {} and not course["refused"]["autograded"]  # nobody got a zero
+
+
+def test_links_earn_nothing_and_leak_no_solution(course):
+    """A notebook (mallory) or student folder (oscar) swapped for a link in grading/submitted/, and a link
+    in the exchange's inbound folder (trudy): graded as the untouched release, never as their target."""
+    scores = _gradebook_scores(course["instructor"])
+    assert all(scores[name]["score"] == 0 for name in ("mallory", "oscar")), scores
+    assert "trudy" not in scores  # her folder was collected without the link: no notebook to grade
+    log = course["autograde_log"]
+    for name in ("mallory", "oscar"):
+        assert re.search(rf"{name}/{CHAPTER}: .*symbolic link: not followed", log), name
+    collected = course["collect"].stdout + course["collect"].stderr
+    assert re.search(rf"trudy\+{CHAPTER}\+.*/{CHAPTER}.ipynb is a symbolic link: not collected", collected)
+    trudy = course["instructor"] / "grading" / "submitted" / "trudy" / CHAPTER / f"{CHAPTER}.ipynb"
+    assert not trudy.exists() and not trudy.is_symlink()
+    solution_lines = course["solution_lines"]
+    assert solution_lines
+    grading = course["instructor"] / "grading"
+    for name in ("mallory", "oscar", "trudy"):
+        for folder in ("autograded", "feedback"):
+            for path in (grading / folder / name).rglob("*.*"):
+                text = path.read_text(errors="replace")
+                assert not [line for line in solution_lines if line in text], (name, path)
+
+
+def test_student_markup_never_runs_in_nbgrader_feedback(course):
+    """mia's <script> and <iframe srcdoc> are dropped by the course's sanitizer, under the course's CSP."""
+    fetched = list((course["students"]["mia"].home / CHAPTER / "feedback").rglob(f"{CHAPTER}.html"))
+    page = (course["instructor"] / "grading" / "feedback" / "mia" / CHAPTER / f"{CHAPTER}.html").read_text()
+    assert fetched and fetched[0].read_text() == page
+    assert "An answer." in page and "<iframe" not in page and "srcdoc" not in page
+    scripts = re.findall(r"<script[^>]*>(.*?)</script>", page, re.S)
+    assert not [body for body in scripts if "pwned" in body]
+    policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    policy = html.unescape(policy.group(1))
+    assert "script-src" in policy and "unsafe-inline" not in policy and "frame-src 'none'" in policy
+
+
+def test_a_broken_notebook_costs_only_itself(course):
+    """eve's unknown and duplicated grade cells, ivy's invalid JSON: each graded as what could be read, named
+    in a warning; every student has a gradebook entry, autograde exits 0 (as make grade does)."""
+    assert course["autograde"].returncode == 0, course["autograde_log"][-3000:]
+    scores = _gradebook_scores(course["instructor"])
+    assert sorted(scores) == sorted(set(HONEST + ATTACKERS) - {"trudy"})  # trudy: nothing was collected
+    assert scores["eve"]["score"] == 0 and "bonus" not in scores["eve"]["cells"]
+    assert scores["ivy"]["score"] == 0
+    log = course["autograde_log"]
+    assert re.search(rf"ivy/{CHAPTER}: the notebook could not be read", log)
+    assert re.search(rf"eve/{CHAPTER}: .*nbgrader metadata", log)
+    rows = {r["student_id"] for r in csv.DictReader(open(course["instructor"] / "grades.csv"))}
+    assert rows == set(scores)
+
+
+def test_untouched_cells_raise_no_false_warning(course):
+    """nbgrader's OverwriteCells compared the release's test cells with the solutions' (hidden tests
+    included) and warned 'checksum has changed' for every untouched one; it is not used any more."""
+    log = course["autograde_log"]
+    assert "has changed" not in log
+    assert not re.search(rf"(alice|bob)/{CHAPTER}: .*(modified|restored)", log)
+    assert "not recognized" not in course["feedback_log"].stdout + course["feedback_log"].stderr

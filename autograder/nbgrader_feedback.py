@@ -1,0 +1,78 @@
+"""``nbgrader generate_feedback`` writes the course's feedback page, not nbgrader's.
+
+The page is the one ``make grade`` writes (``autograder.outputs``): the course's summary template at the
+top, student markdown through the course's whitelist sanitizer (``outputs.clean_html``), the grader's
+tables of checks, and the same Content-Security-Policy (only the template's own scripts run): a
+``<script>`` or ``<iframe srcdoc=...>`` in a student's answer is never live. Scores are the gradebook's
+(hand grades included, with the grader's comments next to the answers they grade).
+
+``configure(c, hide_hidden_tests)`` (called from ``autograder.nbgrader_plugin.configure``) sets
+``GenerateFeedback``'s preprocessors and exporter.
+"""
+from __future__ import annotations
+
+from markupsafe import Markup
+from nbconvert.exporters import Exporter
+from nbgrader.preprocessors import GetGrades, NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
+from traitlets import default
+
+METADATA = "dlcourse"  # set by nbgrader_plugin.SandboxedExecute: the grader's result for this notebook
+
+
+class CourseSummary(NbGraderPreprocessor):
+    """After ``GetGrades``: the course's summary on top (the grader's verdicts, the gradebook's scores),
+    and each hand-graded answer followed by its score and the grader's comment, escaped."""
+
+    def preprocess(self, nb, resources):
+        from . import outputs
+        from .result import SubmissionResult
+        stored = (nb.metadata.pop(METADATA, None) or {}).get("result")
+        info = resources.get("nbgrader") or {}
+        result = SubmissionResult.from_json(stored) if isinstance(stored, dict) else SubmissionResult(
+            str(info.get("student", "")), str(info.get("assignment", "")), str(info.get("notebook", "")))
+        graded = {cell.metadata.nbgrader["grade_id"]: cell.metadata.nbgrader for cell in nb.cells
+                  if is_grade(cell) and "grade_id" in cell.metadata.get("nbgrader", {})}
+        for manual in result.manual:  # the gradebook has the hand grade (GetGrades put it on the cell)
+            if manual.grade_id in graded and graded[manual.grade_id].get("score") is not None:
+                manual.score = float(graded[manual.grade_id]["score"])
+        cells = []
+        for cell in nb.cells:
+            cells.append(cell)
+            meta = cell.metadata.get("nbgrader", {})
+            if is_solution(cell) and is_grade(cell) and cell.cell_type == "markdown":
+                cells.append(_marginal(meta))
+        import nbformat
+        nb.cells = [nbformat.v4.new_markdown_cell(outputs.summary_markdown(result.scrubbed())), *cells]
+        return nb, resources
+
+
+def _marginal(meta) -> dict:
+    import nbformat
+
+    from .outputs import verbatim
+    score = "to be graded by hand" if meta.get("score") is None else f"{float(meta['score']):g}"
+    block = Markup("<div><p><b>Graded by hand:</b> {} / {}</p>{}</div>").format(
+        score, f"{float(meta.get('points', 0)):g}",
+        Markup("<p><b>Comment:</b> {}</p>").format(verbatim(meta["comment"])) if meta.get("comment") else "")
+    return nbformat.v4.new_markdown_cell(str(block))
+
+
+class CourseFeedbackExporter(Exporter):
+    """The course's HTML page (``outputs.html_page``) after nbgrader's feedback preprocessors."""
+
+    output_mimetype = "text/html"
+
+    @default("file_extension")
+    def _file_extension_default(self):
+        return ".html"
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        from .outputs import html_page
+        nb_copy, resources = super().from_notebook_node(nb, resources, **kw)  # runs the preprocessors
+        return html_page(nb_copy), resources
+
+
+def configure(c, hide_hidden_tests) -> None:
+    c.GenerateFeedback.preprocessors = [GetGrades, hide_hidden_tests, CourseSummary]
+    c.GenerateFeedback.exporter_class = CourseFeedbackExporter
