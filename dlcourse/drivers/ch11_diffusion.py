@@ -1,11 +1,10 @@
-"""The integration checks of ch11_diffusion: data, a small epsilon-prediction network, and the drivers.
+"""The integration check of ch11_diffusion: data, a small epsilon-prediction network, and the driver.
 
-The drivers (``diffusion_2d``, ``diffusion_digits``) run where the student's code runs
-(``dlcourse.testing.in_student_process``): they train a small torch MLP whose inputs and targets come
-from the student's ``q_sample`` (the loss value tracked is the student's ``eps_loss``; torch
-differentiates the same mean square error) and sample with the student's samplers. They return plain
-data only; every verdict (energy distances, classifier confidence, timings) is computed by the test
-cell. Nothing here is a threshold or a check.
+The driver ``diffusion_2d`` runs where the student's code runs (``dlcourse.testing.in_student_process``):
+it trains a small torch MLP whose inputs and targets come from the student's ``q_sample`` (the loss value
+tracked is the student's ``eps_loss``; torch differentiates the same mean square error) and samples with
+the student's samplers. It returns plain data only; every verdict (energy distances, spreads, timings) is
+computed by the test cell. Nothing here is a threshold or a check.
 
 The same helpers serve the chapter's demos and widgets (``train_eps_model``, ``eps_function``).
 """
@@ -27,15 +26,6 @@ def ring_data(n: int, seed: int, sigma: float = RING_SIGMA) -> np.ndarray:
     rng = np.random.default_rng(seed)
     component = rng.integers(0, RING_COMPONENTS, n)
     return ring_centres()[component] + sigma * rng.standard_normal((n, 2))
-
-
-def digits_pixels():
-    """scikit-learn's 8x8 digits as rows of 64 pixels in [-1, 1]: ``(X_train, X_test, y_train, y_test)``
-    (the course split of ``dlcourse.data.digits_split``)."""
-    from dlcourse.data import digits_split
-    X_train, X_test, y_train, y_test = digits_split()
-    return (X_train.reshape(len(X_train), 64).astype(float) * 2 - 1,
-            X_test.reshape(len(X_test), 64).astype(float) * 2 - 1, y_train, y_test)
 
 
 def energy_distance(a, b) -> float:
@@ -178,19 +168,3 @@ def diffusion_2d(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, ddim
             "ddim_samples": fast, "ddpm_seconds": ddpm_seconds, "ddim_seconds": ddim_seconds,
             "losses": losses, "betas": betas, "abar": abar}
 
-
-def diffusion_digits(cosine_alpha_bars, q_sample, eps_loss, ddpm_sample, *, T, n_samples, train_steps, hidden, seed):
-    """The digits run: an eps-MLP trained on the training digits (pixels in [-1, 1]) with the cosine
-    schedule of ``cosine_alpha_bars(T)``, ``q_sample`` and ``eps_loss``; ``n_samples`` digits drawn by
-    ``ddpm_sample``."""
-    import numpy as np
-    import torch
-
-    from dlcourse.drivers import ch11_diffusion as here
-    torch.set_num_threads(1)
-    betas, abar = (np.asarray(v, dtype=float) for v in cosine_alpha_bars(T))
-    X_train = here.digits_pixels()[0]
-    model, losses = here.train_eps_model(X_train, abar, q_sample, eps_loss, steps=train_steps, hidden=hidden,
-                                         batch=64, lr=2e-3, seed=seed)
-    samples = ddpm_sample(here.eps_function(model), (n_samples, 64), betas, np.random.default_rng(seed + 1))
-    return {"samples": np.asarray(samples, dtype=float), "losses": losses}
