@@ -39,10 +39,16 @@ def _cloud():
     return frozen(ring_data(N_POINTS, 0))
 
 
+# The first of scikit-learn's 8x8 digits (a 0), pixels 0..16: written here, since importing scikit-learn
+# would cost the widget's first picture 2-3 s.
+FIRST_DIGIT = ((0, 0, 5, 13, 9, 1, 0, 0), (0, 0, 13, 15, 10, 15, 5, 0), (0, 3, 15, 2, 0, 11, 8, 0),
+               (0, 4, 12, 0, 0, 8, 8, 0), (0, 5, 8, 0, 0, 9, 8, 0), (0, 4, 11, 0, 1, 12, 7, 0),
+               (0, 2, 14, 5, 10, 12, 0, 0), (0, 0, 6, 13, 10, 0, 0, 0))
+
+
 @functools.cache
 def _digit():
-    from sklearn.datasets import load_digits
-    return frozen(load_digits().images[0] / 16.0 * 2 - 1)
+    return frozen(np.array(FIRST_DIGIT, dtype=float) / 16.0 * 2 - 1)  # pixels in [-1, 1]
 
 
 def forward_schedule(schedule, *, linear_betas, cosine_alpha_bars, alpha_bars):
