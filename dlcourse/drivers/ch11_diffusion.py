@@ -150,21 +150,25 @@ def diffusion_2d(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, ddim
     import torch
 
     from dlcourse.drivers import ch11_diffusion as here
-    torch.set_num_threads(1)
-    betas = np.asarray(linear_betas(T), dtype=float)
-    abar = np.asarray(alpha_bars(betas), dtype=float)
-    exact = here.mixture_eps_model(gaussian_mixture_score, here.ring_centres(), exact_sigma, abar)
-    exact_samples = ddpm_sample(exact, (n_samples, 2), betas, np.random.default_rng(seed + 1))
-    model, losses = here.train_eps_model(here.ring_data(n_train, seed), abar, q_sample, eps_loss,
-                                         steps=train_steps, hidden=hidden, seed=seed)
-    eps_model = here.eps_function(model)
-    start = time.perf_counter()
-    samples = ddpm_sample(eps_model, (n_samples, 2), betas, np.random.default_rng(seed + 2))
-    ddpm_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    fast = here.ddim_sample(ddim_step, eps_model, (n_samples, 2), abar, ddim_steps, np.random.default_rng(seed + 3))
-    ddim_seconds = time.perf_counter() - start
-    return {"exact_samples": np.asarray(exact_samples, dtype=float), "samples": np.asarray(samples, dtype=float),
-            "ddim_samples": fast, "ddpm_seconds": ddpm_seconds, "ddim_seconds": ddim_seconds,
-            "losses": losses, "betas": betas, "abar": abar}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small matrices: one thread is faster, and kinder to a shared machine
+    try:
+        betas = np.asarray(linear_betas(T), dtype=float)
+        abar = np.asarray(alpha_bars(betas), dtype=float)
+        exact = here.mixture_eps_model(gaussian_mixture_score, here.ring_centres(), exact_sigma, abar)
+        exact_samples = ddpm_sample(exact, (n_samples, 2), betas, np.random.default_rng(seed + 1))
+        model, losses = here.train_eps_model(here.ring_data(n_train, seed), abar, q_sample, eps_loss,
+                                             steps=train_steps, hidden=hidden, seed=seed)
+        eps_model = here.eps_function(model)
+        start = time.perf_counter()
+        samples = ddpm_sample(eps_model, (n_samples, 2), betas, np.random.default_rng(seed + 2))
+        ddpm_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        fast = here.ddim_sample(ddim_step, eps_model, (n_samples, 2), abar, ddim_steps, np.random.default_rng(seed + 3))
+        ddim_seconds = time.perf_counter() - start
+        return {"exact_samples": np.asarray(exact_samples, dtype=float), "samples": np.asarray(samples, dtype=float),
+                "ddim_samples": fast, "ddpm_seconds": ddpm_seconds, "ddim_seconds": ddim_seconds,
+                "losses": losses, "betas": betas, "abar": abar}
+    finally:
+        torch.set_num_threads(threads)
 
