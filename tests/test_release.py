@@ -23,7 +23,7 @@ from autograder.course import (
 CHAPTERS = chapters()
 SYLLABUS = ROOT.parent / "shared" / "SYLLABUS.md"
 ALL_IDS = ["ch01_perceptron", "ch02_universal_approximation", "ch03_backprop", "ch04_cnn", "ch05_rnn",
-           "ch06_transformers", "ch07_gnn", "ch08_tricks", "ch09_hopfield", "ch10_optimization"]
+           "ch06_transformers", "ch07_gnn", "ch08_tricks", "ch09_hopfield", "ch10_optimization", "ch11_diffusion"]
 
 
 def test_every_chapter_of_the_syllabus_exists():

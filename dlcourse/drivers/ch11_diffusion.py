@@ -1,0 +1,174 @@
+"""The integration check of ch11_diffusion: data, a small epsilon-prediction network, and the driver.
+
+The driver ``diffusion_2d`` runs where the student's code runs (``dlcourse.testing.in_student_process``):
+it trains a small torch MLP whose inputs and targets come from the student's ``q_sample`` (the loss value
+tracked is the student's ``eps_loss``; torch differentiates the same mean square error) and samples with
+the student's samplers. It returns plain data only; every verdict (energy distances, spreads, timings) is
+computed by the test cell. Nothing here is a threshold or a check.
+
+The same helpers serve the chapter's demos and widgets (``train_eps_model``, ``eps_function``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+RING_RADIUS, RING_SIGMA, RING_COMPONENTS = 1.5, 0.1, 8
+
+
+def ring_centres(k: int = RING_COMPONENTS, radius: float = RING_RADIUS) -> np.ndarray:
+    """(k, 2) centres evenly spaced on a circle."""
+    angle = 2 * np.pi * np.arange(k) / k
+    return radius * np.stack([np.cos(angle), np.sin(angle)], axis=1)
+
+
+def ring_data(n: int, seed: int, sigma: float = RING_SIGMA) -> np.ndarray:
+    """(n, 2) points of the equal-weight mixture of N(centre, sigma^2 I) over ``ring_centres()``."""
+    rng = np.random.default_rng(seed)
+    component = rng.integers(0, RING_COMPONENTS, n)
+    return ring_centres()[component] + sigma * rng.standard_normal((n, 2))
+
+
+def energy_distance(a, b) -> float:
+    """``2 E|X - Y| - E|X - X'| - E|Y - Y'|`` between the rows of a and b (V-statistics; 0 when equal)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+
+    def mean_distance(p, q):
+        return float(np.sqrt(np.maximum(((p[:, None, :] - q[None, :, :]) ** 2).sum(-1), 0.0)).mean())
+    return 2 * mean_distance(a, b) - mean_distance(a, a) - mean_distance(b, b)
+
+
+def _eps_mlp(d: int, hidden: int, T: int, depth: int = 3, n_freq: int = 16):
+    """eps_theta(x, t): sinusoidal features of t, an MLP of ``depth`` layers with residual SiLU blocks,
+    the time features added to every block."""
+    import torch
+    from torch import nn
+
+    class EpsMLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("periods", torch.exp(torch.linspace(0.0, float(np.log(T)), n_freq)))
+            self.inp = nn.Linear(d + 2 * n_freq, hidden)
+            self.blocks = nn.ModuleList(nn.Linear(hidden, hidden) for _ in range(depth - 1))
+            self.times = nn.ModuleList(nn.Linear(2 * n_freq, hidden) for _ in range(depth - 1))
+            self.out = nn.Linear(hidden, d)
+
+        def forward(self, x, t):
+            angle = t[:, None].float() / self.periods[None]
+            e = torch.cat([torch.sin(angle), torch.cos(angle)], 1)
+            h = nn.functional.silu(self.inp(torch.cat([x, e], 1)))
+            for block, time in zip(self.blocks, self.times):
+                h = h + nn.functional.silu(block(h) + time(e))
+            return self.out(h)
+
+    return EpsMLP()
+
+
+def train_eps_model(X, abar, q_sample, eps_loss, *, steps, hidden, batch=128, lr=3e-3, seed=0, ema=0.99):
+    """Train eps_theta on the rows of X: each step draws rows and steps ``t`` (uniform in 0..T-1), gets
+    ``(x_t, eps) = q_sample(x0, t, abar, rng)`` and minimises the mean square error of eps_theta(x_t, t)
+    against eps (Adam, one-cycle learning rate, an exponential moving average of the weights, which is
+    returned). Returns ``(model, losses)``, ``losses`` the student's ``eps_loss`` of each step."""
+    import copy
+
+    import torch
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    X = np.asarray(X, dtype=float)
+    T = len(abar)
+    model = _eps_mlp(X.shape[1], hidden, T)
+    average = copy.deepcopy(model)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, lr, total_steps=steps, pct_start=0.1)
+    losses = []
+    for _ in range(steps):
+        x0 = X[rng.integers(0, len(X), batch)]
+        t = rng.integers(0, T, batch)
+        xt, eps = q_sample(x0, t, abar, rng)
+        prediction = model(torch.as_tensor(np.asarray(xt, dtype=np.float32)), torch.from_numpy(t))
+        target = torch.as_tensor(np.asarray(eps, dtype=np.float32))
+        loss = ((prediction - target) ** 2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        schedule.step()
+        with torch.no_grad():
+            for kept, live in zip(average.parameters(), model.parameters()):
+                kept.mul_(ema).add_(live, alpha=1 - ema)
+        losses.append(float(eps_loss(prediction.detach().double().numpy(), np.asarray(eps, dtype=float))))
+    average.eval()
+    return average, np.array(losses)
+
+
+def eps_function(model):
+    """``eps_model(x, t)`` on NumPy arrays: x (B, d), t an int or (B,) ints; returns float64 (B, d)."""
+    import torch
+
+    def eps_model(x, t):
+        x = np.asarray(x, dtype=np.float32)
+        steps = torch.as_tensor(np.broadcast_to(np.asarray(t, dtype=np.int64), (len(x),)).copy())
+        with torch.no_grad():
+            return model(torch.from_numpy(x), steps).double().numpy()
+    return eps_model
+
+
+def ddim_schedule(T: int, n_steps: int) -> list[tuple[int, int]]:
+    """``n_steps`` evenly spaced steps from T-1 down to 0 as (t, t_prev) pairs, the last t_prev = -1."""
+    ts = [int(t) for t in np.linspace(T - 1, 0, n_steps).round()]
+    return list(zip(ts, ts[1:] + [-1]))
+
+
+def ddim_sample(ddim_step, eps_model, shape, abar, n_steps, rng):
+    """Deterministic DDIM from ``x = rng.standard_normal(shape)`` with the student's ``ddim_step``."""
+    x = rng.standard_normal(shape)
+    for t, t_prev in ddim_schedule(len(abar), n_steps):
+        x = ddim_step(x, t, eps_model(x, t), abar, t_prev)
+    return np.asarray(x, dtype=float)
+
+
+def mixture_eps_model(gaussian_mixture_score, means, sigma, abar):
+    """The exact noise predictor of data ~ mixture of N(means_k, sigma^2 I): under q(x_t | x_0), x_t is the
+    mixture of N(sqrt(abar_t) means_k, (abar_t sigma^2 + 1 - abar_t) I), and eps = -sqrt(1 - abar_t) score."""
+    means, abar = np.asarray(means, dtype=float), np.asarray(abar, dtype=float)
+
+    def eps_model(x, t):
+        a = abar[t]
+        score = gaussian_mixture_score(np.asarray(x, dtype=float), np.sqrt(a) * means,
+                                       float(np.sqrt(a * sigma ** 2 + 1 - a)))
+        return -np.sqrt(1 - a) * np.asarray(score, dtype=float)
+    return eps_model
+
+
+def diffusion_2d(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, ddim_step, gaussian_mixture_score,
+                 *, T, n_train, n_samples, train_steps, hidden, ddim_steps, exact_sigma, seed):
+    """The 2-D integration run, with the student's pieces: (1) ``ddpm_sample`` with the exact noise
+    predictor of a sharp ring mixture (components of std ``exact_sigma``); (2) an eps-MLP trained on
+    ``ring_data(n_train, seed)`` with ``q_sample`` and ``eps_loss``, sampled by ``ddpm_sample`` (T steps)
+    and by DDIM (``ddim_steps`` steps of ``ddim_step``), each timed."""
+    import time
+
+    import numpy as np
+    import torch
+
+    from dlcourse.drivers import ch11_diffusion as here
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # small matrices: one thread is faster, and kinder to a shared machine
+    try:
+        betas = np.asarray(linear_betas(T), dtype=float)
+        abar = np.asarray(alpha_bars(betas), dtype=float)
+        exact = here.mixture_eps_model(gaussian_mixture_score, here.ring_centres(), exact_sigma, abar)
+        exact_samples = ddpm_sample(exact, (n_samples, 2), betas, np.random.default_rng(seed + 1))
+        model, losses = here.train_eps_model(here.ring_data(n_train, seed), abar, q_sample, eps_loss,
+                                             steps=train_steps, hidden=hidden, seed=seed)
+        eps_model = here.eps_function(model)
+        start = time.perf_counter()
+        samples = ddpm_sample(eps_model, (n_samples, 2), betas, np.random.default_rng(seed + 2))
+        ddpm_seconds = time.perf_counter() - start
+        start = time.perf_counter()
+        fast = here.ddim_sample(ddim_step, eps_model, (n_samples, 2), abar, ddim_steps, np.random.default_rng(seed + 3))
+        ddim_seconds = time.perf_counter() - start
+        return {"exact_samples": np.asarray(exact_samples, dtype=float), "samples": np.asarray(samples, dtype=float),
+                "ddim_samples": fast, "ddpm_seconds": ddpm_seconds, "ddim_seconds": ddim_seconds,
+                "losses": losses, "betas": betas, "abar": abar}
+    finally:
+        torch.set_num_threads(threads)
+
