@@ -137,7 +137,7 @@ def test_discover_refuses_symbolic_links(tmp_path):
     })
     os.remove(folder / "renamed-link" / a / "x.ipynb")
     os.symlink(f"../../reference/{a}/{a}.ipynb", folder / "renamed-link" / a / "x.ipynb")
-    tasks, warnings = discover(folder)
+    tasks, warnings, not_graded = discover(folder)
     by = {t["student"]: t for t in tasks}
     assert "link-student" not in by and any("link-student" in w and "symbolic link" in w for w in warnings)
     for student in ("link-notebook", "link-assignment", "renamed-link"):
@@ -150,7 +150,7 @@ def test_discover_refuses_symbolic_links(tmp_path):
 def test_opening_never_follows_a_link_swapped_in_after_listing(tmp_path):
     a = CHAPTER
     folder = write_class(tmp_path / "class", {("reference", a): reference(a), ("eve", a): untouched(a)})
-    tasks, _ = discover(folder)
+    tasks, _, _ = discover(folder)
     eve = next(t for t in tasks if t["student"] == "eve")
     nb, problem = read_submission(eve)
     assert problem is None and nb is not None
@@ -212,7 +212,7 @@ def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
 # ------------------------------------------------------------------ one result model
 
 RESULT_KEYS = ["student", "assignment", "notebook", "status", "problems", "cell_errors", "restarts", "isolation",
-               "cells", "manual", "seconds"]
+               "cells", "manual", "seconds", "submitted_at", "submitted_from"]
 
 
 def test_the_result_keeps_its_json_keys_and_round_trips():
