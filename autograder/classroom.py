@@ -172,7 +172,7 @@ def submission_time(folder: str, notebook: os.DirEntry | None) -> tuple[str | No
                 return moment.strftime("%Y-%m-%d %H:%M:%S UTC"), "timestamp.txt"
         finally:
             os.close(fd)
-    except (OSError, ValueError, OverflowError, UnicodeDecodeError):
+    except Exception:  # noqa: BLE001 - the student's file: anything unreadable is no time, never a stop
         pass
     if notebook is None:
         return None, None
@@ -381,6 +381,13 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
         raise UsageError(f"OUT={out} cannot be created ({exc.strerror})") from None
     if not os.access(target, os.W_OK):
         raise UsageError(f"OUT={out} is not writable")
+    if (target / "gradebook.db").exists():  # the instructor's hand grades: read before anything is graded
+        from .regrade import Gradebook
+        try:
+            Gradebook.read(target / "gradebook.db")
+        except Exception as exc:  # noqa: BLE001 - a damaged gradebook: one line, nothing overwritten
+            raise UsageError(f"OUT={out}: its gradebook.db cannot be read ({type(exc).__name__}); it may hold hand "
+                             f"grades: move it away (or give another OUT) to grade into this folder") from None
 
     from .outputs import private_files
     with private_files():

@@ -243,13 +243,13 @@ def _populate_gradebook(db: Path, assignments: list[str]) -> None:
         generate(Path(tmp) / "release", assignments, db_url=f"sqlite:///{db}")
 
 
-def write_gradebook(out: Path, results: list[SubmissionResult], due: dict) -> None:
-    """OUT/gradebook.db made anew from the verdicts (hand grades are put back by ``regrade.restore``);
-    ``due``: each chapter's due date (naive UTC, as nbgrader stores it)."""
+def write_gradebook(out: Path, results: list[SubmissionResult], due: dict, db: Path | None = None) -> None:
+    """A gradebook made anew from the verdicts, at ``db`` (default OUT/gradebook.db; hand grades are put back
+    by ``regrade.restore``); ``due``: each chapter's due date (naive UTC, as nbgrader stores it)."""
     from nbgrader.api import Gradebook
 
     from .regrade import utc
-    db = out / "gradebook.db"
+    db = db or out / "gradebook.db"
     if db.exists():
         db.unlink()
     _populate_gradebook(db, sorted({r.assignment for r in results}))
@@ -274,8 +274,8 @@ def write_gradebook(out: Path, results: list[SubmissionResult], due: dict) -> No
                     grade.needs_manual_grade = False
             gb.db.commit()
     (out / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(
-        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str(db.resolve()), root=str(ROOT)),
-        encoding="utf-8")
+        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str((out / "gradebook.db").resolve()),
+        root=str(ROOT)), encoding="utf-8")
 
 
 GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "pending_hand_grades", "pending_points",
@@ -347,6 +347,7 @@ def export_csv(out: Path, results: dict | None = None, hand=None) -> tuple[int, 
 # ------------------------------------------------------------------ OUT, written privately
 
 RUN = "run.json"  # what the last grading run found that the report shows again: time, notebooks not graded...
+PREVIOUS = "gradebook.previous.db"  # the gradebook as the run before this one (and the instructor) left it
 PAGES = "feedback.json"  # what each feedback page was made from (a hash): `make feedback` remakes only what changed
 
 
@@ -400,14 +401,21 @@ def write_outputs(out: Path, results: list[SubmissionResult], elapsed: float, *,
         dates = dict(before.gradebook.due)
         if due is not None:
             dates.update({r.assignment: due for r in results})
-        write_gradebook(out, results + kept, dates)
+        # made aside and moved in once complete: the instructor's gradebook is never half-made nor lost
+        db, new = out / "gradebook.db", out / "gradebook.new.db"
+        write_gradebook(out, results + kept, dates, new)
+        regrade.restore_roster(new, before)
         lost, ours = [], set()
         if not reset_hand_grades:
             ours = regrade.answer_changed(before, out)
-            lost = regrade.restore(out / "gradebook.db", before, ours)
-            before.hand.write_record(out, ours)
-        else:
+            lost = regrade.restore(new, before, ours)
+        if db.exists():
+            os.replace(db, out / PREVIOUS)
+        os.replace(new, db)
+        if reset_hand_grades:
             (out / regrade.RECORD).unlink(missing_ok=True)
+        else:
+            before.hand.write_record(out, ours)
         changes = regrade.changes(before, regrade.Gradebook.read(out / "gradebook.db"), results, out,
                                   reset_hand_grades)
         run = {"elapsed": elapsed, "not_graded": list(not_graded), "changes": changes, "lost": lost,

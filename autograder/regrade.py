@@ -32,6 +32,7 @@ from .course import grade_id, role
 from .result import HandGrade, SubmissionResult
 
 RECORD = "hand_grades.json"
+STUDENT_FIELDS = ("first_name", "last_name", "email", "lms_user_id")
 Key = tuple  # (student, assignment, cell name)
 
 
@@ -87,7 +88,10 @@ def utc(text: str | None) -> datetime.datetime | None:
     if not text:
         return None
     from nbgrader.utils import parse_utc
-    return parse_utc(text)
+    try:
+        return parse_utc(text)
+    except (ValueError, OverflowError, TypeError):
+        return None
 
 
 def utc_text(moment: datetime.datetime | None) -> str:
@@ -104,6 +108,8 @@ class Gradebook:
     flagged: set = field(default_factory=set)                      # (student, assignment)
     scores: dict[tuple, dict[str, float | None]] = field(default_factory=dict)   # None: waits for a hand grade
     due: dict[str, datetime.datetime] = field(default_factory=dict)
+    students: dict[str, dict] = field(default_factory=dict)       # names, e-mail, LMS id entered for each
+    extensions: dict[tuple, datetime.timedelta] = field(default_factory=dict)   # (student, assignment)
 
     @classmethod
     def read(cls, db: Path) -> Gradebook:
@@ -112,11 +118,16 @@ class Gradebook:
         if not db.is_file():
             return found
         with NbgraderGradebook(f"sqlite:///{db}") as gb:
+            for student in gb.students:
+                found.students[student.id] = {k: getattr(student, k) for k in STUDENT_FIELDS
+                                              if getattr(student, k) is not None}
             for assignment in gb.assignments:
                 if assignment.duedate is not None:
                     found.due[assignment.name] = assignment.duedate
                 for submission in assignment.submissions:
                     student = submission.student.id
+                    if submission.extension is not None:
+                        found.extensions[(student, assignment.name)] = submission.extension
                     for notebook in submission.notebooks:
                         if notebook.flagged:
                             found.flagged.add((student, assignment.name))
@@ -225,6 +236,23 @@ def restore(db: Path, before: Before, answer_changed: set) -> list[str]:
                 pass
         gb.db.commit()
     return lost
+
+
+def restore_roster(db: Path, before: Before) -> None:
+    """Put back what the instructor entered that is not a grade: students' names, e-mail and LMS id, and
+    extensions (kept even by ``--reset-hand-grades``)."""
+    from nbgrader.api import Gradebook as NbgraderGradebook
+    from nbgrader.api import MissingEntry
+    with NbgraderGradebook(f"sqlite:///{db}") as gb:
+        for student, fields in before.gradebook.students.items():
+            if fields:
+                gb.update_or_create_student(student, **fields)
+        for (student, assignment), extension in before.gradebook.extensions.items():
+            try:
+                gb.find_submission(assignment, student).extension = extension
+            except MissingEntry:
+                pass
+        gb.db.commit()
 
 
 def answer_changed(before: Before, out: Path) -> set:

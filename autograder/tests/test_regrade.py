@@ -10,6 +10,7 @@ keep the submission it did not see. The other tests work on copies of that OUT, 
 from __future__ import annotations
 
 import csv
+import datetime
 import os
 import shutil
 import stat
@@ -90,6 +91,11 @@ def regraded(tmp_path_factory):
              "grades": _rows(out / "grades.csv", "student", "assignment"),
              "report": (out / "report.html").read_text(encoding="utf-8")}
     _write_hand_grades(out, HAND)
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # the formgrader's "Manage students", an extension
+        gb.update_or_create_student("ref", first_name="Ada", last_name="Lovelace", email="ada@example.org")
+        gb.find_submission(CH, "partial").extension = datetime.timedelta(hours=3)
+        gb.db.commit()
     # between the runs: partial rewrites the written answer and fixes margin; ref's ch02 is not handed in again
     fixed = filled(CH, answers="The margin divides by the norm of w.")
     nbformat.write(fixed, str(folder / "partial" / CH / f"{CH}.ipynb"))
@@ -136,6 +142,10 @@ def test_a_regrade_keeps_every_hand_grade_and_comment(regraded):
     assert float(grades[("ref", CH2)]["score"]) == float(before[("ref", CH2)]["score"]) + 1.5
     assert "kept 1 submissions graded by an earlier run" in regraded["log"]
     assert "kept 5 hand grades and comments" in regraded["log"]
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # what else the instructor entered is kept too
+        ref = gb.find_student("ref")
+        assert (ref.first_name, ref.last_name, ref.email) == ("Ada", "Lovelace", "ada@example.org")
+        assert gb.find_submission(CH, "partial").extension == datetime.timedelta(hours=3)
 
 
 def test_the_feedback_shows_the_hand_grades_and_comments_and_runs_none(regraded):
@@ -219,6 +229,8 @@ def test_the_reset_switch_drops_hand_grades_and_says_which_scores_moved(regraded
     assert f"{CH} test_perceptron_train: 3 → 4 (hand grade reset, as asked)" in run["changes"]["ref"]
     assert f"{CH} {FREE}: 2.5 → waiting for a hand grade (hand grade reset, as asked)" in run["changes"]["ref"]
     assert _rows(out / "grades.csv", "student", "assignment")[("ref", CH)]["pending_hand_grades"] == "1"
+    with Gradebook(f"sqlite:///{out / 'gradebook.previous.db'}") as gb:  # the switch can be undone
+        assert gb.find_grade(FREE, CH, CH, "ref").manual_score == 2.0
     cli = _make("-n", "grade", "SUBMISSIONS=s", "OUT=o", "RESET_HAND_GRADES=1", f"DUE={DUE}")
     assert f'--reset-hand-grades --due "{DUE}"' in cli.stdout, cli.stdout
     cli = _make("-n", "grade", "SUBMISSIONS=s", "OUT=o", "RESET_HAND_GRADES=0")
@@ -241,13 +253,12 @@ def test_grades_show_what_waits_for_a_hand_grade_and_when_each_came_in(regraded)
     assert "<td>ref</td><td>ch01_perceptron</td><td>1</td><td>2</td>" in pending and "blank" not in pending
     late = report.split("<h2>Late submissions</h2>")[1].split("<h2>")[0]
     assert "partial" in late and "2.03" in late and "<td>ref</td>" not in late
-    # the re-grade was given no due date: the gradebook's is kept
-    assert _rows(regraded["out"] / "grades.csv", "student", "assignment")[("partial", CH)]["due"] == \
-        "2027-01-15 23:59:00 UTC"
+    # the re-grade was given no due date: the gradebook's is kept, and partial's extension of 3 h with it
+    again = _rows(regraded["out"] / "grades.csv", "student", "assignment")[("partial", CH)]
+    assert (again["due"], again["late"], again["hours_late"]) == ("2027-01-15 23:59:00 UTC", "no", "0.00")
 
 
 def test_a_due_date_needs_its_time_zone(tmp_path):
-    import datetime
     assert parse_due(DUE) == datetime.datetime(2027, 1, 15, 23, 59)
     assert parse_due("2027-01-15 23:59 +01:00") == datetime.datetime(2027, 1, 15, 22, 59)
     assert parse_due("2027-01-15T23:59:00-05:00") == datetime.datetime(2027, 1, 16, 4, 59)
