@@ -257,3 +257,30 @@ def test_report_escapes_every_name_and_message(tmp_path):
     write_report(tmp_path, [result], {(evil, evil): (0.0, 1.0)}, 1.0)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<script>" not in page and page.count("&lt;script&gt;") >= 6 and "UNSAFE" in page
+
+
+def test_hardest_checks_count_attempts_only_one_row_per_check(tmp_path):
+    """Issue 26, finding 8: blank submissions ("not implemented yet") are counted apart, a check failing with
+    two messages is one row, and a report with nothing to list says so in a sentence, not an empty table."""
+    from autograder.report import hardest_checks, write_report
+    from dlcourse.testing import describe
+    blank = describe(NotImplementedError())
+
+    def result(student, passed, message):
+        return SubmissionResult(student, CHAPTER, "n.ipynb", cells=[CellVerdict("test_f", 2.0, 0.0, [
+            Check("f on a hidden input", passed, None if passed else message, True),
+            Check("f's shape", True, None, False)])])
+    results = [result("a", False, "expected 3, got 2"), result("b", False, "expected 3, got 4"),
+               result("c", True, None), result("d", False, blank), result("e", False, blank)]
+    rows = hardest_checks(results)
+    assert len(rows) == 1
+    assert (rows[0]["check"], rows[0]["failed"], rows[0]["attempted"], rows[0]["blank"]) == \
+        ("f on a hidden input", 2, 3, 2)
+    assert rows[0]["message"] in ("expected 3, got 2", "expected 3, got 4")
+    assert hardest_checks([result("d", False, blank)]) == []
+    write_report(tmp_path, [result("c", True, None)], {("c", CHAPTER): (2.0, 2.0)}, 1.0)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "No hidden check failed on a submission that attempted it." in page
+    assert "No submission hit a limit, crashed or needed repair." in page
+    for table in re.findall(r"<table.*?</table>", page, re.S):
+        assert "<td>" in table, table  # every table shown has rows
