@@ -289,14 +289,12 @@ def _g(value) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def _csv_rows(out: Path, results: dict | None = None, hand=None) -> tuple[list[list], list[list], list[list]]:
+def _csv_rows(out: Path, results: dict, hand) -> tuple[list[list], list[list], list[list]]:
     """(grades, tests, comments rows) from the gradebook, header first, values as they are (not yet CSV
     cells). A free response still waiting for a hand grade has an empty score and counts in ``pending_*``."""
     from nbgrader.api import Gradebook
 
-    from .regrade import HandGrades, utc_text
-    results = results or {}
-    hand = hand or HandGrades({}, {}, set())
+    from .regrade import utc_text
     rows, test_rows, comment_rows = [], [], []
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
@@ -332,8 +330,9 @@ def _csv_rows(out: Path, results: dict | None = None, hand=None) -> tuple[list[l
     return [GRADES_COLUMNS, *rows], [TESTS_COLUMNS, *test_rows], [COMMENTS_COLUMNS, *comment_rows]
 
 
-def export_csv(out: Path, results: dict | None = None, hand=None) -> tuple[int, int]:
-    """grades.csv, tests.csv and comments.csv from the gradebook (so manual grades made later are included).
+def export_csv(out: Path, results: dict, hand) -> tuple[list[dict], int]:
+    """grades.csv, tests.csv and comments.csv from the gradebook (so manual grades made later are included);
+    returns grades.csv's rows as dicts, and how many graded cells tests.csv has.
 
     A cell that starts with ``= + - @``, a tab or a carriage return (a student id such as
     ``=HYPERLINK(...)``) is written with a leading ``'`` so that a spreadsheet shows it as text."""
@@ -341,7 +340,7 @@ def export_csv(out: Path, results: dict | None = None, hand=None) -> tuple[int, 
     _write_csv(out / "grades.csv", rows)
     _write_csv(out / "tests.csv", test_rows)
     _write_csv(out / "comments.csv", comment_rows)
-    return len(rows) - 1, len(test_rows) - 1
+    return [dict(zip(rows[0], row)) for row in rows[1:]], len(test_rows) - 1
 
 
 # ------------------------------------------------------------------ OUT, written privately
@@ -440,8 +439,7 @@ def publish(out: Path, fresh: dict | None = None) -> tuple[int, int]:
         results = regrade.saved_results(out)
         for (student, assignment), r in results.items():
             r.hand = hand.of(student, assignment)
-        counts = export_csv(out, results, hand)
-        grades, _, _ = _csv_rows(out, results, hand)
+        submissions, cells = export_csv(out, results, hand)
         notebooks = regrade.graded_notebooks(out)
         made = _read_json(out / PAGES)
         for key, r in results.items():
@@ -459,8 +457,7 @@ def publish(out: Path, fresh: dict | None = None) -> tuple[int, int]:
             path.write_text(scrub(page), encoding="utf-8")
             made[name] = inputs
         (out / PAGES).write_text(json.dumps(made, indent=0, sort_keys=True), encoding="utf-8")
-        submissions = [dict(zip(grades[0], row)) for row in grades[1:]]
         write_report(out, list(results.values()), {(s["student"], s["assignment"]): (float(s["score"]),
                      float(s["max_score"])) for s in submissions}, float(run.get("elapsed") or 0.0),
                      submissions=submissions, run=run)
-    return counts
+    return len(submissions), cells

@@ -209,6 +209,17 @@ def test_make_feedback_brings_later_hand_grades_everywhere(regraded):
     assert "test_margin: 0 → 2" in report and f"dana/{CH}.ipynb" in report
     assert _rows(out / "tests.csv", "student", "grade_id")[("partial", FREE)]["answer_changed_since_hand_grade"] \
         == "yes"
+    # the instructor looked at partial's new answer and unflagged the notebook in the formgrader: reviewed
+    from nbgrader.api import Gradebook
+
+    from autograder.outputs import publish
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        gb.find_submission_notebook(CH, CH, "partial").flagged = False
+        gb.db.commit()
+    publish(out)
+    assert _rows(out / "tests.csv", "student", "grade_id")[("partial", FREE)]["answer_changed_since_hand_grade"] \
+        == ""
+    assert _rows(out / "grades.csv", "student", "assignment")[("partial", CH)]["hand_grades_to_review"] == "0"
 
 
 def test_the_reset_switch_drops_hand_grades_and_says_which_scores_moved(regraded):
