@@ -313,8 +313,14 @@ def test_every_notebook_is_graded_or_named(tmp_path):
     only_loose = tmp_path / "loose"
     (only_loose / "carol").mkdir(parents=True)
     nbformat.write(untouched(CH), str(only_loose / "carol" / f"{CH}.ipynb"))
+    (tmp_path / "out").mkdir()
+    os.chmod(tmp_path / "out", 0o755)  # an OUT made by hand, readable by all: said, not changed
     with pytest.raises(UsageError, match=r"nothing to grade.*1 notebooks elsewhere"):
         grade_class(str(only_loose), str(tmp_path / "out"), jobs=1)
+    log = (tmp_path / "out" / "grading.log").read_text(encoding="utf-8")
+    assert "can be read by other users of this machine (mode 755): chmod 700 it" in log
+    assert f"carol/{CH}.ipynb: not graded; it should be SUBMISSIONS/carol/{CH}/{CH}.ipynb" in log
+    assert stat.S_IMODE((tmp_path / "out" / "grading.log").stat().st_mode) == 0o600
 
 
 # ------------------------------------------------------------------ finding 9: the instructor's data is theirs
