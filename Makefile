@@ -24,7 +24,7 @@ LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.d/dlcourse.json
 STUDENT_LAB := JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter-config/student$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
 LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab lab-instructor work test test-browser release grade export formgrader check benchmark clean
+.PHONY: setup lab lab-instructor work test test-browser release grade feedback export formgrader check benchmark clean clean-grading
 
 ifeq ($(DLCOURSE_EXISTING_ENV),1)
 setup: ;
@@ -67,11 +67,17 @@ test-browser: setup
 release: setup
 	$(BIN)/python -m autograder release
 
+# Into an OUT graded before, hand grades and comments are kept; RESET_HAND_GRADES=1 drops them.
+# DUE="2027-01-15 23:59 UTC": the due date (its time zone is required), for the lateness columns.
 grade: setup
-	@MPLBACKEND=Agg $(BIN)/python -m autograder grade "$(SUBMISSIONS)" "$(OUT)" $(if $(SCHEDULER),--scheduler "$(SCHEDULER)") $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(UNSAFE),--unsafe-no-isolation)
+	@MPLBACKEND=Agg $(BIN)/python -m autograder grade "$(SUBMISSIONS)" "$(OUT)" $(if $(SCHEDULER),--scheduler "$(SCHEDULER)") $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(UNSAFE),--unsafe-no-isolation) $(if $(filter-out 0,$(RESET_HAND_GRADES)),--reset-hand-grades) $(if $(DUE),--due "$(DUE)")
+
+# After grading by hand in the formgrader: feedback pages, CSVs and report anew, with the hand grades
+feedback: setup
+	@MPLBACKEND=Agg $(BIN)/python -m autograder feedback "$(OUT)"
 
 export: setup
-	@$(BIN)/python -m autograder export "$(OUT)"
+	@MPLBACKEND=Agg $(BIN)/python -m autograder export "$(OUT)"
 
 # The formgrader on a grading run (OUT of make grade): grade free-response answers by hand, then make export.
 # Works as root (--allow-root) and without the venv activated; LAB_ARGS: more options (e.g. --no-browser).
@@ -97,5 +103,16 @@ benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.widget_latency --strict
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.binder $(if $(BINDER_WHEELS),--wheels "$(BINDER_WHEELS)")
 
+# Removes only what can be rebuilt: never grading/ (nbgrader's gradebook, hand grades, collected
+# submissions) nor an OUT folder. `make clean-grading` deletes grading/, after asking.
 clean:
-	rm -rf $(VENV) grading build out
+	rm -rf $(VENV) build
+
+clean-grading:
+	@if [ "$(CONFIRM)" != yes ]; then \
+	  if [ -t 0 ]; then \
+	    read -r -p "Delete grading/ (nbgrader's gradebook with every hand grade, and the collected submissions)? Type yes: " answer; \
+	    [ "$$answer" = yes ] || { echo "make clean-grading: kept grading/"; exit 1; }; \
+	  else echo "make clean-grading: refusing to delete grading/ without a terminal to confirm; CONFIRM=yes to delete it" >&2; exit 1; fi; \
+	fi
+	rm -rf grading

@@ -3,7 +3,9 @@
 Instructors (the Makefile's targets call these):
 
     python -m autograder grade SUBMISSIONS OUT [--jobs N] [--scheduler tcp://host:port] [--unsafe-no-isolation]
-    python -m autograder export OUT                  # refresh grades.csv/tests.csv after manual grading
+                               [--due "2027-01-15 23:59 UTC"] [--reset-hand-grades]
+    python -m autograder feedback OUT                # after grading by hand: feedback, CSVs and report anew
+    python -m autograder export OUT                  # the same (make export)
     python -m autograder release [--check] [CHAPTER ...]   # course/ from solutions/ (nbgrader generate_assignment)
 
 Learners:
@@ -56,7 +58,12 @@ def parser() -> OneLineParser:
     grade.add_argument("--scheduler", default=None, help="address of a Dask scheduler")
     grade.add_argument("--unsafe-no-isolation", action="store_true",
                        help="grade even where no sandbox can be made (the report says so on its first line)")
-    verb("export", _export, "rewrite the CSVs from OUT/gradebook.db").add_argument("out")
+    grade.add_argument("--due", default=None, help='the due date, with its time zone: "2027-01-15 23:59 UTC"')
+    grade.add_argument("--reset-hand-grades", action="store_true",
+                       help="into an OUT graded before: drop its hand grades, comments and flags (kept otherwise)")
+    verb("feedback", _export, "after grading by hand: rewrite the feedback pages, CSVs and report of OUT "
+         "from its gradebook").add_argument("out")
+    verb("export", _export, "the same as feedback").add_argument("out")
     release = verb("release", _release, "generate course/ from solutions/ with nbgrader")
     release.add_argument("--check", action="store_true", help="fail when course/ differs from a fresh release")
     release.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
@@ -96,7 +103,8 @@ def _grade(args) -> int:
     from .classroom import UsageError as GradeUsageError
     from .classroom import grade_class
     try:
-        grade_class(args.submissions, args.out, args.jobs, args.scheduler, args.unsafe_no_isolation)
+        grade_class(args.submissions, args.out, args.jobs, args.scheduler, args.unsafe_no_isolation,
+                    args.reset_hand_grades, args.due)
     except GradeUsageError as exc:
         print(f"make grade: {exc}", file=sys.stderr)
         return 2
@@ -107,22 +115,23 @@ def _grade(args) -> int:
 
 
 def _export(args) -> int:
-    out = args.out
+    out, verb = args.out, f"make {args.command}"
     if not out.strip():
-        print("make export: usage: make export OUT=<the OUT folder of a make grade run>", file=sys.stderr)
+        print(f"{verb}: usage: {verb} OUT=<the OUT folder of a make grade run>", file=sys.stderr)
         return 2
     if not (Path(out) / "gradebook.db").is_file():
         what = "does not exist" if not Path(out).exists() else "holds no gradebook.db (not the OUT of make grade)"
-        print(f"make export: OUT={out} {what}", file=sys.stderr)
+        print(f"{verb}: OUT={out} {what}", file=sys.stderr)
         return 2
-    from .outputs import export_csv
+    from .outputs import publish
     try:
-        students, cells = export_csv(Path(out))
+        students, cells = publish(Path(out))
     except Exception as exc:  # noqa: BLE001 - a damaged gradebook or an unwritable folder: one line, no traceback
-        print(f"make export: could not export {out}/gradebook.db ({type(exc).__name__}: "
+        print(f"{verb}: could not export {out}/gradebook.db ({type(exc).__name__}: "
               f"{str(exc).splitlines()[0] if str(exc) else ''})", file=sys.stderr)
         return 2
-    print(f"wrote {Path(out) / 'grades.csv'} ({students} submissions) and {Path(out) / 'tests.csv'} ({cells} cells)")
+    print(f"wrote {Path(out) / 'grades.csv'} ({students} submissions), {Path(out) / 'tests.csv'} ({cells} cells), "
+          f"comments.csv, the feedback pages and report.html, with the hand grades and comments of the gradebook")
     return 0
 
 

@@ -12,10 +12,12 @@ Writing the gradebook, feedback and CSVs happens here, once every job is back.
 """
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import multiprocessing
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -60,10 +62,12 @@ def _entries(folder) -> list[os.DirEntry]:
 
 
 LINK = "is a symbolic link: not followed, graded as the untouched release"
+LAYOUT = "SUBMISSIONS/<student>/<chapter>/<chapter>.ipynb"
 
 
-def discover(submissions: Path) -> tuple[list[dict], list[str]]:
-    """Jobs for every <student>/<assignment>/ folder, and warnings about what was skipped.
+def discover(submissions: Path) -> tuple[list[dict], list[str], list[str]]:
+    """Jobs for every <student>/<assignment>/ folder, warnings about what was skipped, and every notebook
+    under ``submissions`` that is not graded (``not_graded``: each with the place it should have had).
 
     Symbolic links are never followed (a link to the solutions or to a classmate's notebook
     would be graded as that file): a linked notebook or assignment folder is graded as the
@@ -73,6 +77,7 @@ def discover(submissions: Path) -> tuple[list[dict], list[str]]:
     """
     known = set(chapters())
     tasks, warnings = [], []
+    named: set[str] = set()  # notebooks graded, or named in a task's notes
     seen: dict[str, int] = {}
     submissions = Path(os.path.abspath(submissions))  # the same file for a worker started elsewhere
     for student_dir in _entries(submissions):
@@ -106,6 +111,7 @@ def discover(submissions: Path) -> tuple[list[dict], list[str]]:
             links = [e for e in notebooks.values() if e.is_symlink()]
             chosen = None
             if expected in notebooks:
+                named.add(notebooks[expected].path)
                 if notebooks[expected].is_symlink():
                     task["problems"].append(f"{expected} {LINK}")
                 elif notebooks[expected].is_file(follow_symlinks=False):
@@ -116,13 +122,86 @@ def discover(submissions: Path) -> tuple[list[dict], list[str]]:
                 chosen = regular[0]
                 task["problems"].append(f"the notebook was renamed to {folder_id(chosen.name)}: graded anyway")
             elif len(links) == 1 and not regular:
+                named.add(links[0].path)
                 task["problems"].append(f"{folder_id(links[0].name)} {LINK}")
             else:
                 task["problems"].append(f"{expected} is missing: graded as the untouched release")
             if chosen is not None:
+                named.add(chosen.path)
                 task["path"] = chosen.path
                 task["parts"] = [student_dir.name, folder.name, chosen.name]
-    return tasks, warnings
+            task["submitted_at"], task["submitted_from"] = submission_time(folder.path, chosen)
+    return tasks, warnings, not_graded(submissions, named, known)
+
+
+def not_graded(submissions: Path, named: set[str], known: set[str]) -> list[str]:
+    """Every ``.ipynb`` under ``submissions`` (links included, none followed; hidden files and folders such as
+    .ipynb_checkpoints aside) that is neither graded nor named in a note, each with where it should be."""
+    found = []
+    for folder, dirs, files in os.walk(submissions):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if name.startswith(".") or not name.endswith(".ipynb") or path in named:
+                continue
+            parts = Path(path).relative_to(submissions).parts
+            stem = name[:-len(".ipynb")]
+            chapter = next((p for p in reversed(parts[1:-1]) if p in known), stem if stem in known else None)
+            if len(parts) == 1:
+                student = "<student>"
+            else:
+                student = folder_id(parts[0])
+            should = (f"SUBMISSIONS/{student}/{chapter}/{chapter}.ipynb" if chapter else
+                      f"SUBMISSIONS/{student}/<chapter>/<chapter>.ipynb")
+            graded = len(parts) > 1 and chapter and os.path.join(submissions, parts[0], chapter, f"{chapter}.ipynb")
+            why = f"{should} is graded instead" if graded in named else f"it should be {should}"
+            found.append(f"{'/'.join(folder_id(p) for p in parts)}: not graded; {why}")
+    return found
+
+
+def submission_time(folder: str, notebook: os.DirEntry | None) -> tuple[str | None, str | None]:
+    """When a submission was handed in, and what says so: nbgrader's ``timestamp.txt`` beside the notebook
+    (written by the student's side: it can be forged), else the notebook file's modification time. Opened
+    without following a link; an unreadable or unparsable file is no time."""
+    try:
+        fd = os.open(os.path.join(folder, "timestamp.txt"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                from nbgrader.utils import parse_utc
+                moment = parse_utc(os.read(fd, 200).decode("utf-8").strip())
+                return moment.strftime("%Y-%m-%d %H:%M:%S UTC"), "timestamp.txt"
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - the student's file: anything unreadable is no time, never a stop
+        pass
+    if notebook is None:
+        return None, None
+    try:
+        moment = datetime.datetime.fromtimestamp(notebook.stat(follow_symlinks=False).st_mtime, datetime.timezone.utc)
+    except OSError:
+        return None, None
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC"), "file mtime"
+
+
+def parse_due(text: str) -> datetime.datetime:
+    """A due date with an explicit time zone ("2027-01-15 23:59 UTC", "2027-01-15T23:59+01:00"), as nbgrader
+    stores it (naive UTC). Without a time zone it is refused: a class spans time zones."""
+    import dateutil.parser
+    import dateutil.tz
+    parts = text.split()
+    try:
+        if len(parts) == 3 and not parts[2].startswith(("+", "-")):
+            zone = dateutil.tz.gettz(parts[2])
+            if zone is None:
+                raise UsageError(f"DUE={text}: unknown time zone {parts[2]} (write UTC, or an offset: +01:00)")
+            moment = dateutil.parser.parse(" ".join(parts[:2])).replace(tzinfo=zone)
+        else:
+            moment = dateutil.parser.parse(text)
+    except (ValueError, OverflowError):
+        raise UsageError(f"DUE={text}: not a date and time (e.g. DUE=\"2027-01-15 23:59 UTC\")") from None
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise UsageError(f"DUE={text}: give its time zone, e.g. DUE=\"{text} UTC\" or \"{text} +01:00\"")
+    return (moment - moment.utcoffset()).replace(tzinfo=None)
 
 
 def _init_worker():
@@ -277,10 +356,13 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
 
 
 def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: str | None = None,
-                unsafe: bool = False) -> Path:
-    """``unsafe``: grade even where no sandbox can be made (the report's first line says so)."""
+                unsafe: bool = False, reset_hand_grades: bool = False, due: str | None = None) -> Path:
+    """``unsafe``: grade even where no sandbox can be made (the report's first line says so).
+    Into an OUT graded before, hand grades and comments are kept unless ``reset_hand_grades``;
+    ``due``: the chapters' due date, with its time zone ("2027-01-15 23:59 UTC")."""
     if not submissions or not out:
         raise UsageError("usage: make grade SUBMISSIONS=<dir> OUT=<dir>")
+    due_date = parse_due(due) if due else None
     from .sandbox.isolation import probe
     reason = None if scheduler else probe()  # with Dask, the workers make the sandboxes (the pre-flight asks them)
     from .preflight import check as preflight
@@ -293,14 +375,24 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     target = Path(out)
     if target.resolve() == source.resolve() or source.resolve() in target.resolve().parents:
         raise UsageError("OUT must not be inside SUBMISSIONS")
+    existed = target.is_dir()
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        target.mkdir(mode=0o700, parents=True, exist_ok=True)  # grades and feedback: the instructor's only
     except OSError as exc:
         raise UsageError(f"OUT={out} cannot be created ({exc.strerror})") from None
     if not os.access(target, os.W_OK):
         raise UsageError(f"OUT={out} is not writable")
+    if (target / "gradebook.db").exists():  # the instructor's hand grades: read before anything is graded
+        from .regrade import Gradebook
+        try:
+            Gradebook.read(target / "gradebook.db")
+        except Exception as exc:  # noqa: BLE001 - a damaged gradebook: one line, nothing overwritten
+            raise UsageError(f"OUT={out}: its gradebook.db cannot be read ({type(exc).__name__}); it may hold hand "
+                             f"grades: move it away (or give another OUT) to grade into this folder") from None
 
-    handler = logging.FileHandler(target / "grading.log", mode="w", encoding="utf-8")
+    from .outputs import private_files
+    with private_files():
+        handler = logging.FileHandler(target / "grading.log", mode="w", encoding="utf-8")
     handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(message)s"))
     log.addHandler(handler)
     console = logging.StreamHandler(sys.stderr)
@@ -308,30 +400,62 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     log.addHandler(console)
     log.setLevel(logging.INFO)
     try:
-        tasks, warnings = discover(source)
-        preflight({task["assignment"] for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
+        if existed and target.stat().st_mode & 0o077:
+            log.warning("OUT=%s can be read by other users of this machine (mode %o): chmod 700 it to keep "
+                        "grades and feedback private", out, target.stat().st_mode & 0o777)
+        tasks, warnings, dropped = discover(source)
         if reason is not None:
             log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
             for task in tasks:
                 task["unsafe"] = True
-        for warning in warnings:
+        for warning in warnings + dropped:
             log.warning(warning)
+        if not tasks:
+            raise UsageError(f"nothing to grade in {submissions}: no notebook is where the grader looks, {LAYOUT}"
+                             + (f" ({len(dropped)} notebooks elsewhere, named above)" if dropped else ""))
+        preflight({task["assignment"] for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
         jobs = jobs or os.cpu_count() or 1
         log.info("grading %d notebooks from %s with %s", len(tasks), source,
                  f"the Dask scheduler at {scheduler}" if scheduler else f"{jobs} local processes")
         start = time.monotonic()
         results = run_jobs(tasks, jobs, scheduler)
         elapsed = time.monotonic() - start
-        for r in results:
+        for task, r in zip(tasks, results):
+            r.submitted_at, r.submitted_from = task.get("submitted_at"), task.get("submitted_from")
             for problem in r.problems:
                 log.warning("%s/%s: %s", r.student, r.assignment, problem)
             if r.status != "graded":
                 log.warning("%s/%s: %s", r.student, r.assignment, r.status)
         from .outputs import write_outputs
-        write_outputs(target, results, elapsed)
+        run = write_outputs(target, results, elapsed, reset_hand_grades=reset_hand_grades, due=due_date,
+                            not_graded=dropped)
+        _summarize(run, reset_hand_grades)
         log.info("graded %d notebooks in %.1f s; see %s", len(results), elapsed, target / "grades.csv")
+        if dropped:
+            log.warning("%d notebooks were not graded (not in the layout %s): named above and in report.html",
+                        len(dropped), LAYOUT)
     finally:
         log.removeHandler(handler)
         log.removeHandler(console)
         handler.close()
     return target
+
+
+def _summarize(run: dict, reset: bool) -> None:
+    """One line on what a re-grade kept and changed (the report lists each score, per student, with why)."""
+    for line in run["lost"]:
+        log.warning("hand grade not kept: %s", line)
+    if reset:
+        log.info("hand grades, comments and flags of earlier runs reset, as asked")
+    elif run["hand_grades_kept"]:
+        log.info("kept %d hand grades and comments of earlier runs%s", run["hand_grades_kept"],
+                 f"; flagged, as the answer changed since: {', '.join(run['answer_changed'])}"
+                 if run["answer_changed"] else "")
+    if run["kept"]:
+        log.info("kept %d submissions graded by an earlier run into this OUT (not in SUBMISSIONS now)",
+                 len(run["kept"]))
+    changes = run["changes"]
+    if changes:
+        log.info("re-grade: %d scores changed for %d students (%s); each with why in report.html",
+                 sum(map(len, changes.values())), len(changes),
+                 ", ".join(f"{student}: {len(lines)}" for student, lines in changes.items()))

@@ -12,20 +12,26 @@ feedback's markup goes through a whitelist sanitizer (``clean_html``).
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import csv
+import datetime
 import json
+import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
 import nbformat
 from markupsafe import Markup, escape
 
-from .course import ROOT, grade_id, role, split_hidden
+from .course import ROOT, chapters, grade_id, role, split_hidden
 from .result import CellVerdict, SubmissionResult
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
-grade the free-response answers by hand, then `make export OUT={out}` to refresh the CSVs."""
+grade the free-response answers by hand, then `make feedback OUT={out}`: feedback pages, CSVs and report anew,
+with the hand grades and comments."""
 import sys
 sys.path.insert(0, {root!r})  # the course's settings and grader, for autograding from this formgrader too
 from autograder.nbgrader_settings import configure  # noqa: E402
@@ -222,14 +228,19 @@ def html_page(nb: nbformat.NotebookNode) -> str:
     return scrub(body.replace("<head>", "<head>" + str(policy), 1))
 
 
-def feedback_html(result: SubmissionResult) -> str:
-    """The feedback page of one submission: the summary, then the graded notebook (nbconvert's HTML)."""
+def feedback_html(result: SubmissionResult, graded: nbformat.NotebookNode | None = None) -> str:
+    """The feedback page of one submission: the summary, then the graded notebook (nbconvert's HTML), each
+    comment from the formgrader under its cell. ``graded``: the graded notebook as OUT/autograded holds it
+    (made from the result's own notebook when not given)."""
     result = result.scrubbed()
-    nb = autograded_notebook(result) or nbformat.v4.new_notebook()
+    nb = copy.deepcopy(graded) if graded is not None else autograded_notebook(result) or nbformat.v4.new_notebook()
+    for index in reversed(range(len(nb.cells))):
+        hand = result.hand.get(grade_id(nb.cells[index]) or "")
+        if hand is not None and hand.comment:
+            nb.cells.insert(index + 1, nbformat.v4.new_markdown_cell(_one_block(
+                template("feedback_comment.html.j2").render(hand=hand))))
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result)))
-    body, _ = _exporter().from_notebook_node(nb)
-    policy = Markup('<meta http-equiv="Content-Security-Policy" content="{}">').format(_EXPORTER[1])
-    return scrub(body.replace("<head>", "<head>" + str(policy), 1))
+    return html_page(nb)
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:
@@ -238,16 +249,24 @@ def _populate_gradebook(db: Path, assignments: list[str]) -> None:
         generate(Path(tmp) / "release", assignments, db_url=f"sqlite:///{db}")
 
 
-def write_gradebook(out: Path, results: list[SubmissionResult]) -> None:
+def write_gradebook(out: Path, results: list[SubmissionResult], due: dict, db: Path | None = None) -> None:
+    """A gradebook made anew from the verdicts, at ``db`` (default OUT/gradebook.db; hand grades are put back
+    by ``regrade.restore``); ``due``: each chapter's due date (naive UTC, as nbgrader stores it)."""
     from nbgrader.api import Gradebook
-    db = out / "gradebook.db"
+
+    from .regrade import utc
+    db = db or out / "gradebook.db"
     if db.exists():
         db.unlink()
     _populate_gradebook(db, sorted({r.assignment for r in results}))
-    with Gradebook(f"sqlite:///{db}") as gb:
+    with Gradebook(f"sqlite:///{db}") as gb, warnings.catch_warnings():
+        # nbgrader's add_submission flushes half-made rows (SQLAlchemy's SAWarning): noise, not ours to fix
+        warnings.filterwarnings("ignore", message=".*not in session.*")
+        for assignment in {r.assignment for r in results}:
+            gb.update_or_create_assignment(assignment, duedate=due.get(assignment))
         for r in results:
             gb.update_or_create_student(r.student)
-            gb.update_or_create_submission(r.assignment, r.student)
+            gb.update_or_create_submission(r.assignment, r.student, timestamp=utc(r.submitted_at))
             notebook = r.assignment  # the course has one notebook per assignment, named after it
             scores = {c.grade_id: c.score for c in r.cells}
             submitted = gb.find_submission_notebook(notebook, r.assignment, r.student)
@@ -261,62 +280,190 @@ def write_gradebook(out: Path, results: list[SubmissionResult]) -> None:
                     grade.needs_manual_grade = False
             gb.db.commit()
     (out / "nbgrader_config.py").write_text(NBGRADER_CONFIG.format(
-        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str(db.resolve()), root=str(ROOT)),
-        encoding="utf-8")
+        out=str(out.resolve()), source=str(ROOT / "solutions"), db=str((out / "gradebook.db").resolve()),
+        root=str(ROOT)), encoding="utf-8")
 
 
-def _csv_rows(out: Path) -> tuple[list[list], list[list]]:
-    """(grades rows, tests rows) from the gradebook, header first, values as they are (not yet CSV cells)."""
+GRADES_COLUMNS = ["student", "assignment", "score", "max_score", "pending_hand_grades", "pending_points",
+                  "hand_grades_to_review", "submitted_at", "time_source", "due", "late", "hours_late"]
+TESTS_COLUMNS = ["student", "assignment", "notebook", "grade_id", "score", "max_score", "auto_score", "hand_score",
+                 "extra_credit", "comment", "answer_changed_since_hand_grade"]
+COMMENTS_COLUMNS = ["student", "assignment", "cell", "comment", "answer_changed_since_hand_grade"]
+
+
+def _g(value) -> str:
+    return "" if value is None else f"{value:g}"
+
+
+def _csv_rows(out: Path, results: dict, hand) -> tuple[list[list], list[list], list[list]]:
+    """(grades, tests, comments rows) from the gradebook, header first, values as they are (not yet CSV
+    cells). A free response still waiting for a hand grade has an empty score and counts in ``pending_*``."""
     from nbgrader.api import Gradebook
-    rows, test_rows = [], []
+
+    from .regrade import utc_text
+    rows, test_rows, comment_rows = [], [], []
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         for assignment in sorted(gb.assignments, key=lambda a: a.name):
             for submission in sorted(assignment.submissions, key=lambda s: s.student.id):
-                score = 0.0
+                student, name = submission.student.id, assignment.name
+                score, pending, pending_points = 0.0, 0, 0.0
+                own = hand.of(student, name)
                 for notebook in submission.notebooks:
+                    comments = {c.name: c.manual_comment for c in notebook.comments if c.manual_comment}
                     for grade in sorted(notebook.grades, key=lambda g: g.name):
-                        pending = grade.needs_manual_grade and grade.manual_score is None
-                        value = grade.manual_score if grade.manual_score is not None else grade.auto_score
+                        waiting = grade.needs_manual_grade and grade.manual_score is None
+                        value = None if waiting else float(grade.score)
                         score += value or 0.0
-                        test_rows.append([submission.student.id, assignment.name, notebook.name + ".ipynb",
-                                          grade.name, "" if pending or value is None else f"{value:g}",
-                                          f"{grade.max_score:g}"])
-                rows.append([submission.student.id, assignment.name, f"{score:g}", f"{submission.max_score:g}"])
-    return ([["student", "assignment", "score", "max_score"], *rows],
-            [["student", "assignment", "notebook", "grade_id", "score", "max_score"], *test_rows])
+                        pending += waiting
+                        pending_points += grade.max_score if waiting else 0.0
+                        changed = grade.name in own and own[grade.name].answer_changed
+                        test_rows.append([student, name, notebook.name + ".ipynb", grade.name, _g(value),
+                                          _g(grade.max_score), _g(grade.auto_score), _g(grade.manual_score),
+                                          _g(grade.extra_credit), comments.get(grade.name, ""),
+                                          "yes" if changed else ""])
+                    comment_rows += [[student, name, cell, text,
+                                      "yes" if cell in own and own[cell].answer_changed else ""]
+                                     for cell, text in sorted(comments.items())]
+                late = None
+                if submission.timestamp is not None and assignment.duedate is not None:
+                    late = submission.total_seconds_late
+                result = results.get((student, name))
+                rows.append([student, name, f"{score:g}", f"{submission.max_score:g}", pending, _g(pending_points),
+                             sum(g.answer_changed for g in own.values()), utc_text(submission.timestamp),
+                             (result.submitted_from or "") if result and submission.timestamp else "",
+                             utc_text(assignment.duedate), "" if late is None else "yes" if late > 0 else "no",
+                             "" if late is None else f"{late / 3600:.2f}"])
+    return [GRADES_COLUMNS, *rows], [TESTS_COLUMNS, *test_rows], [COMMENTS_COLUMNS, *comment_rows]
 
 
-def export_csv(out: Path) -> tuple[int, int]:
-    """grades.csv and tests.csv from the gradebook (so manual grades made later are included).
+def export_csv(out: Path, results: dict, hand) -> tuple[list[dict], int]:
+    """grades.csv, tests.csv and comments.csv from the gradebook (so manual grades made later are included);
+    returns grades.csv's rows as dicts, and how many graded cells tests.csv has.
 
     A cell that starts with ``= + - @``, a tab or a carriage return (a student id such as
     ``=HYPERLINK(...)``) is written with a leading ``'`` so that a spreadsheet shows it as text."""
-    rows, test_rows = _csv_rows(out)
+    rows, test_rows, comment_rows = _csv_rows(out, results, hand)
     _write_csv(out / "grades.csv", rows)
     _write_csv(out / "tests.csv", test_rows)
-    return len(rows) - 1, len(test_rows) - 1
+    _write_csv(out / "comments.csv", comment_rows)
+    return [dict(zip(rows[0], row)) for row in rows[1:]], len(test_rows) - 1
 
 
-def write_outputs(out: Path, results: list[SubmissionResult], elapsed: float) -> None:
+# ------------------------------------------------------------------ OUT, written privately
+
+RUN = "run.json"  # what the last grading run found that the report shows again: time, notebooks not graded...
+PREVIOUS = "gradebook.previous.db"  # the gradebook as the run before this one (and the instructor) left it
+PAGES = "feedback.json"  # what each feedback page was made from (a hash): `make feedback` remakes only what changed
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _page_inputs(result: SubmissionResult, notebook: Path | None) -> str:
+    """A hash of everything a feedback page is made from: the result, its hand grades, the graded notebook."""
+    import hashlib
+    from dataclasses import asdict
+    data = json.dumps([result.to_json(), {k: asdict(h) for k, h in sorted(result.hand.items())}], sort_keys=True)
+    digest = hashlib.sha256(data.encode("utf-8", "surrogatepass"))
+    digest.update(notebook.read_bytes() if notebook is not None else b"")
+    return digest.hexdigest()
+
+
+@contextlib.contextmanager
+def private_files():
+    """Files and folders made meanwhile are readable by their owner only (0600 / 0700)."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def write_outputs(out: Path, results: list[SubmissionResult], elapsed: float, *, reset_hand_grades: bool = False,
+                  due: datetime.datetime | None = None, not_graded: list[str] = ()) -> dict:
+    """Everything a grading run leaves in OUT. Into an OUT graded before, the instructor's hand grades,
+    comments, flags and due dates are kept (``regrade``), unless ``reset_hand_grades``; ``due`` (naive UTC)
+    sets this run's chapters' due date. Returns what changed since the last run: {student: [lines]}."""
+    from . import regrade
+    with private_files():
+        results = [r.scrubbed() for r in results]  # any code point in, UTF-8 out
+        before = regrade.Before.read(out)
+        kept = before.kept(results, set(chapters()))
+        (out / "results").mkdir(exist_ok=True)
+        for r in results:
+            folder = out / "results" / r.student
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{r.assignment}.json").write_text(json.dumps(r.to_json(), indent=1), encoding="utf-8")
+            nb = autograded_notebook(r)
+            if nb is not None:
+                path = out / "autograded" / r.student / r.assignment / f"{r.assignment}.ipynb"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                nbformat.write(nb, str(path))
+        dates = dict(before.gradebook.due)
+        if due is not None:
+            dates.update({r.assignment: due for r in results})
+        # made aside and moved in once complete: the instructor's gradebook is never half-made nor lost
+        db, new = out / "gradebook.db", out / "gradebook.new.db"
+        write_gradebook(out, results + kept, dates, new)
+        regrade.restore_roster(new, before)
+        lost, ours = [], set()
+        if not reset_hand_grades:
+            ours = regrade.answer_changed(before, out)
+            lost = regrade.restore(new, before, ours)
+        if db.exists():
+            os.replace(db, out / PREVIOUS)
+        os.replace(new, db)
+        if reset_hand_grades:
+            (out / regrade.RECORD).unlink(missing_ok=True)
+        else:
+            before.hand.write_record(out, ours)
+        changes = regrade.changes(before, regrade.Gradebook.read(out / "gradebook.db"), results, out,
+                                  reset_hand_grades)
+        run = {"elapsed": elapsed, "not_graded": list(not_graded), "changes": changes, "lost": lost,
+               "kept": [f"{r.student}/{r.assignment}" for r in kept],
+               "hand_grades_kept": 0 if reset_hand_grades else len(before.hand.grades) - len(lost),
+               "answer_changed": sorted(f"{s}/{a}" for s, a in ours)}
+        (out / RUN).write_text(json.dumps(run, indent=1), encoding="utf-8")
+        publish(out, {(r.student, r.assignment): r for r in results})
+    return run
+
+
+def publish(out: Path, fresh: dict | None = None) -> tuple[int, int]:
+    """The CSVs, every feedback page and the report, from what OUT holds: the gradebook (with the hand
+    grades and comments of the formgrader), the results and the graded notebooks. ``make feedback`` and
+    ``make export`` run it after grading by hand; ``fresh``: pages this run made already (used where no
+    hand grade or comment changes them). Returns (submissions, graded cells) as in grades.csv/tests.csv."""
+    from . import regrade
     from .report import write_report
-    results = [r.scrubbed() for r in results]  # any code point in, UTF-8 out
-    (out / "results").mkdir(exist_ok=True)
-    for r in results:
-        folder = out / "results" / r.student
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{r.assignment}.json").write_text(json.dumps(r.to_json(), indent=1), encoding="utf-8")
-        nb = autograded_notebook(r)
-        if nb is not None:
-            path = out / "autograded" / r.student / r.assignment / f"{r.assignment}.ipynb"
+    with private_files():
+        run = _read_json(out / RUN)
+        hand = regrade.HandGrades.read(out)
+        results = regrade.saved_results(out)
+        for (student, assignment), r in results.items():
+            r.hand = hand.of(student, assignment)
+        submissions, cells = export_csv(out, results, hand)
+        notebooks = regrade.graded_notebooks(out)
+        made = _read_json(out / PAGES)
+        for key, r in results.items():
+            path = out / "feedback" / r.student / r.assignment / f"{r.assignment}.html"
+            name, inputs = f"{r.student}/{r.assignment}", _page_inputs(r, notebooks.get(key))
+            page = (fresh or {}).get(key)
+            if page is not None and page.feedback_html and not r.hand:
+                page = page.feedback_html
+            elif made.get(name) == inputs and path.is_file():
+                continue  # made from the same result, hand grades and notebook already
+            else:
+                graded = nbformat.read(str(notebooks[key]), as_version=4) if key in notebooks else None
+                page = feedback_html(r, graded)
             path.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, str(path))
-    write_gradebook(out, results)
-    export_csv(out)
-    grades, _ = _csv_rows(out)
-    scores = {(student, assignment): (float(score), float(maximum))
-              for student, assignment, score, maximum in grades[1:]}
-    for r in results:
-        path = out / "feedback" / r.student / r.assignment / f"{r.assignment}.html"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(scrub(r.feedback_html or feedback_html(r)), encoding="utf-8")
-    write_report(out, results, scores, elapsed)
+            path.write_text(scrub(page), encoding="utf-8")
+            made[name] = inputs
+        (out / PAGES).write_text(json.dumps(made, indent=0, sort_keys=True), encoding="utf-8")
+        write_report(out, list(results.values()), {(s["student"], s["assignment"]): (float(s["score"]),
+                     float(s["max_score"])) for s in submissions}, float(run.get("elapsed") or 0.0),
+                     submissions=submissions, run=run)
+    return len(submissions), cells

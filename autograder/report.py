@@ -18,8 +18,44 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def write_report(out: Path, results: list[SubmissionResult], totals: dict, elapsed: float) -> None:
-    """``totals``: (score, max score) per (student, assignment), as the gradebook has them."""
+def _not_implemented() -> str:
+    """The message of a check on a function still raising NotImplementedError (a blank submission)."""
+    from dlcourse.testing import describe
+    return describe(NotImplementedError())
+
+
+def hardest_checks(results: list[SubmissionResult], limit: int = 20) -> list[dict]:
+    """Hidden checks that fail most, one row per check, counted over the submissions that attempted it:
+    a check that failed as "not implemented yet" is counted apart (a blank, not a wrong answer)."""
+    blank = _not_implemented()
+    rows: dict[tuple, dict] = {}
+    for r in results:
+        for cell in r.cells:
+            for check in cell.checks:
+                if not check.hidden:
+                    continue
+                row = rows.setdefault((r.assignment, cell.grade_id, check.description), {
+                    "chapter": r.assignment, "cell": cell.grade_id, "check": check.description, "failed": 0,
+                    "attempted": 0, "blank": 0, "messages": collections.Counter()})
+                if not check.passed and (check.message or "").startswith(blank):
+                    row["blank"] += 1
+                    continue
+                row["attempted"] += 1
+                if not check.passed:
+                    row["failed"] += 1
+                    row["messages"][(check.message or "")[:160]] += 1
+    failing = [row for row in rows.values() if row["failed"]]
+    failing.sort(key=lambda row: (-row["failed"] / row["attempted"], -row["failed"], row["chapter"], row["cell"]))
+    for row in failing:
+        row["message"] = row.pop("messages").most_common(1)[0][0]
+    return failing[:limit]
+
+
+def write_report(out: Path, results: list[SubmissionResult], totals: dict, elapsed: float,
+                 submissions: list[dict] = (), run: dict | None = None) -> None:
+    """``totals``: (score, max score) per (student, assignment), as the gradebook has them; ``submissions``:
+    grades.csv's rows as dicts (hand grades waiting, lateness); ``run``: what the grading run found (notebooks
+    not graded, scores changed since the last run, hand grades that could not be kept)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -43,15 +79,11 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
         distribution = _png(fig)
 
     passed = collections.defaultdict(lambda: [0, 0])
-    failing = collections.Counter()
     for r in results:
         for cell in r.cells:
             key = (r.assignment, cell.grade_id)
             passed[key][0] += cell.full
             passed[key][1] += 1
-            for check in cell.checks:
-                if check.hidden and not check.passed:
-                    failing[(r.assignment, cell.grade_id, check.description, (check.message or "")[:160])] += 1
     pass_rates = None
     if passed:
         keys = sorted(passed)
@@ -67,8 +99,17 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
                 "problems": r.problems,
                 "stopped_cells": [f"{c.grade_id}: {c.error or ''}" for c in r.cells if c.status != "ok"]}
                for r in results if r.status != "graded" or r.problems or r.restarts]
+    run = run or {}
+    to_review = [{"student": r.student, "assignment": r.assignment,
+                  "cells": [name for name, hand in sorted(r.hand.items()) if hand.answer_changed]}
+                 for r in results if any(hand.answer_changed for hand in r.hand.values())]
     page = template("report.html.j2").render(
         unsafe=unsafe, notebooks=len(results), graded=len(totals), elapsed=elapsed, chapters=chapters,
-        distribution=distribution, pass_rates=pass_rates, failing=failing.most_common(20), trouble=trouble)
+        distribution=distribution, pass_rates=pass_rates, failing=hardest_checks(results), trouble=trouble,
+        not_graded=run.get("not_graded") or [], changes=sorted((run.get("changes") or {}).items()),
+        lost=run.get("lost") or [], kept=run.get("kept") or [], to_review=to_review,
+        pending=[s for s in submissions if int(s["pending_hand_grades"])],
+        late=[s for s in submissions if s["late"] == "yes"], dated=any(s["due"] for s in submissions),
+        timed=[s for s in submissions if s["submitted_at"]])
     # any code point in a name or message: lone surrogates become \udXXX text, never an error
     (out / "report.html").write_text(page.encode("utf-8", "backslashreplace").decode("utf-8"), encoding="utf-8")

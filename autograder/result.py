@@ -5,6 +5,9 @@
           .checks: [Check]             one per check the test cell ran (public or hidden)
       .manual: [ManualAnswer]          free-response answers, graded by hand later
       .status, .problems, .cell_errors, .restarts, .isolation, .seconds
+      .submitted_at, .submitted_from   when it was handed in, and who says so (classroom.discover)
+      .hand: {grade_id: HandGrade}     what a person entered in the formgrader (from the gradebook, never
+                                       written to the results files: nbgrader's gradebook is their one home)
       .totals(), .notes()              computed here, once, for every output
 
 ``autograder.job.grade_submission`` makes it; the class runner (``classroom``) carries it between
@@ -15,7 +18,7 @@ The JSON keys are those the results files have always had: change them only with
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 PLACEHOLDER = "YOUR ANSWER HERE"  # what the release hands out in a free-response cell
@@ -90,12 +93,24 @@ class ManualAnswer:
 
 
 @dataclass
+class HandGrade:
+    """What a person entered in the formgrader for one cell: a score (it replaces the grader's), extra
+    credit, a comment; ``answer_changed``: the answer differs from the one it was given on (kept, flagged)."""
+    score: float | None = None
+    extra_credit: float | None = None
+    comment: str | None = None
+    answer_changed: bool = False
+
+
+@dataclass
 class Totals:
     score: float           # automatically graded cells, plus free responses already graded
     maximum: float         # every point of the notebook, free responses included
     auto_score: float      # the automatically graded cells only
     auto_points: float
     manual_points: float   # the free responses' points, graded by hand
+    pending: int = 0       # free responses still waiting for a hand grade
+    pending_points: float = 0.0
 
 
 @dataclass
@@ -114,6 +129,9 @@ class SubmissionResult:
     notebook_json: str | None = None                             # the sanitized notebook that was graded
     feedback_html: str | None = None
     seconds: float = 0.0
+    submitted_at: str | None = None                              # "2027-01-15 23:59:00 UTC"
+    submitted_from: str | None = None                            # where that time comes from
+    hand: dict[str, HandGrade] = field(default_factory=dict)     # from the gradebook, per cell
 
     @classmethod
     def failed(cls, task: dict, problem: str, status: str = "error") -> SubmissionResult:
@@ -121,13 +139,28 @@ class SubmissionResult:
         return cls(task["student"], task["assignment"], task["notebook"], status,
                    list(task.get("problems") or []) + [problem])
 
+    def score_of(self, grade_id: str, auto: float | None) -> float | None:
+        """A cell's score as nbgrader counts it: a hand grade replaces the grader's, extra credit adds."""
+        hand = self.hand.get(grade_id)
+        if hand is None:
+            return auto
+        score = hand.score if hand.score is not None else auto
+        return None if score is None else score + (hand.extra_credit or 0.0)
+
+    def pending(self) -> list[ManualAnswer]:
+        """Free responses that still wait for a hand grade."""
+        return [m for m in self.manual if self.score_of(m.grade_id, m.score) is None]
+
     def totals(self) -> Totals:
         """Free responses not yet graded count 0."""
         auto_score = sum(c.score for c in self.cells)
         auto_points = sum(c.points for c in self.cells)
         manual_points = sum(m.points for m in self.manual)
-        score = auto_score + sum(m.score or 0.0 for m in self.manual)
-        return Totals(round(score, 4), auto_points + manual_points, auto_score, auto_points, manual_points)
+        score = sum(self.score_of(c.grade_id, c.score) or 0.0 for c in self.cells) + \
+            sum(self.score_of(m.grade_id, m.score) or 0.0 for m in self.manual)
+        pending = self.pending()
+        return Totals(round(score, 4), auto_points + manual_points, auto_score, auto_points, manual_points,
+                      len(pending), sum(m.points for m in pending))
 
     def notes(self) -> list[str]:
         """What else the student should know: repaired cells, errors while running the notebook, limits,
@@ -157,6 +190,7 @@ class SubmissionResult:
         if feedback:
             data["feedback_html"] = self.feedback_html
         data["seconds"] = self.seconds
+        data["submitted_at"], data["submitted_from"] = self.submitted_at, self.submitted_from
         if summary:
             totals = self.totals()
             data["totals"] = {"score": totals.auto_score, "points": totals.auto_points,
@@ -172,12 +206,16 @@ class SubmissionResult:
                    int(data.get("restarts") or 0), data.get("isolation"),
                    [CellVerdict.from_json(c) for c in data.get("cells") or []],
                    [ManualAnswer.from_json(m) for m in data.get("manual") or []],
-                   data.get("notebook_json"), data.get("feedback_html"), float(data.get("seconds") or 0.0))
+                   data.get("notebook_json"), data.get("feedback_html"), float(data.get("seconds") or 0.0),
+                   data.get("submitted_at"), data.get("submitted_from"))
 
     def scrubbed(self) -> SubmissionResult:
         """A copy whose every string encodes as UTF-8 (lone surrogates written as ``\\udXXX``)."""
-        from .outputs import scrubbed
-        return SubmissionResult.from_json(scrubbed(self.to_json(notebook=True, feedback=True)))
+        from .outputs import scrub, scrubbed
+        copy = SubmissionResult.from_json(scrubbed(self.to_json(notebook=True, feedback=True)))
+        copy.hand = {scrub(k): replace(h, comment=None if h.comment is None else scrub(h.comment))
+                     for k, h in self.hand.items()}
+        return copy
 
 
 def points(x: float) -> str:

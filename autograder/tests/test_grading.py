@@ -273,10 +273,13 @@ def test_report_shows_the_class_and_its_trouble(graded):
 
 
 def test_outputs_follow_the_contract(graded):
-    with open(graded.out / "grades.csv") as f:
-        assert f.readline().strip() == "student,assignment,score,max_score"
+    from autograder.outputs import GRADES_COLUMNS, TESTS_COLUMNS
+    with open(graded.out / "grades.csv") as f:  # the first columns as they always were; more after them
+        assert f.readline().strip() == ",".join(GRADES_COLUMNS)
+        assert GRADES_COLUMNS[:4] == ["student", "assignment", "score", "max_score"]
     with open(graded.out / "tests.csv") as f:
-        assert f.readline().strip() == "student,assignment,notebook,grade_id,score,max_score"
+        assert f.readline().strip() == ",".join(TESTS_COLUMNS)
+        assert TESTS_COLUMNS[:6] == ["student", "assignment", "notebook", "grade_id", "score", "max_score"]
     for (student, chapter) in graded.totals:
         assert (graded.out / "feedback" / student / chapter / f"{chapter}.html").is_file()
     assert (graded.out / "gradebook.db").is_file()

@@ -137,7 +137,7 @@ def test_discover_refuses_symbolic_links(tmp_path):
     })
     os.remove(folder / "renamed-link" / a / "x.ipynb")
     os.symlink(f"../../reference/{a}/{a}.ipynb", folder / "renamed-link" / a / "x.ipynb")
-    tasks, warnings = discover(folder)
+    tasks, warnings, not_graded = discover(folder)
     by = {t["student"]: t for t in tasks}
     assert "link-student" not in by and any("link-student" in w and "symbolic link" in w for w in warnings)
     for student in ("link-notebook", "link-assignment", "renamed-link"):
@@ -150,7 +150,7 @@ def test_discover_refuses_symbolic_links(tmp_path):
 def test_opening_never_follows_a_link_swapped_in_after_listing(tmp_path):
     a = CHAPTER
     folder = write_class(tmp_path / "class", {("reference", a): reference(a), ("eve", a): untouched(a)})
-    tasks, _ = discover(folder)
+    tasks, _, _ = discover(folder)
     eve = next(t for t in tasks if t["student"] == "eve")
     nb, problem = read_submission(eve)
     assert problem is None and nb is not None
@@ -212,7 +212,7 @@ def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
 # ------------------------------------------------------------------ one result model
 
 RESULT_KEYS = ["student", "assignment", "notebook", "status", "problems", "cell_errors", "restarts", "isolation",
-               "cells", "manual", "seconds"]
+               "cells", "manual", "seconds", "submitted_at", "submitted_from"]
 
 
 def test_the_result_keeps_its_json_keys_and_round_trips():
@@ -257,3 +257,30 @@ def test_report_escapes_every_name_and_message(tmp_path):
     write_report(tmp_path, [result], {(evil, evil): (0.0, 1.0)}, 1.0)
     page = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert "<script>" not in page and page.count("&lt;script&gt;") >= 6 and "UNSAFE" in page
+
+
+def test_hardest_checks_count_attempts_only_one_row_per_check(tmp_path):
+    """Issue 26, finding 8: blank submissions ("not implemented yet") are counted apart, a check failing with
+    two messages is one row, and a report with nothing to list says so in a sentence, not an empty table."""
+    from autograder.report import hardest_checks, write_report
+    from dlcourse.testing import describe
+    blank = describe(NotImplementedError())
+
+    def result(student, passed, message):
+        return SubmissionResult(student, CHAPTER, "n.ipynb", cells=[CellVerdict("test_f", 2.0, 0.0, [
+            Check("f on a hidden input", passed, None if passed else message, True),
+            Check("f's shape", True, None, False)])])
+    results = [result("a", False, "expected 3, got 2"), result("b", False, "expected 3, got 4"),
+               result("c", True, None), result("d", False, blank), result("e", False, blank)]
+    rows = hardest_checks(results)
+    assert len(rows) == 1
+    assert (rows[0]["check"], rows[0]["failed"], rows[0]["attempted"], rows[0]["blank"]) == \
+        ("f on a hidden input", 2, 3, 2)
+    assert rows[0]["message"] in ("expected 3, got 2", "expected 3, got 4")
+    assert hardest_checks([result("d", False, blank)]) == []
+    write_report(tmp_path, [result("c", True, None)], {("c", CHAPTER): (2.0, 2.0)}, 1.0)
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "No hidden check failed on a submission that attempted it." in page
+    assert "No submission hit a limit, crashed or needed repair." in page
+    for table in re.findall(r"<table.*?</table>", page, re.S):
+        assert "<td>" in table, table  # every table shown has rows
