@@ -23,7 +23,8 @@ from autograder.nbgrader_settings import configure
 c = get_config()  # noqa: F821  (provided by nbgrader)
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-os.makedirs(os.path.join(ROOT, "grading"), exist_ok=True)  # gitignored: absent in a fresh clone
+# gitignored, absent in a fresh clone; the gradebook, hand grades and submissions: the instructor's only
+os.makedirs(os.path.join(ROOT, "grading"), mode=0o700, exist_ok=True)
 
 configure(c, ROOT, source="solutions", db_url="sqlite:///" + os.path.join(ROOT, "grading", "gradebook.db"))
 c.CourseDirectory.release_directory = "course"
