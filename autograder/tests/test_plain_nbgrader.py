@@ -25,6 +25,7 @@ def test_generate_autograde_feedback_export(tmp_path):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
     shutil.copytree(ROOT / "solutions" / chapter, tmp_path / "solutions" / chapter)
     nbgrader("generate_assignment", chapter, "--force", cwd=tmp_path)
+    assert (tmp_path / "grading").stat().st_mode & 0o777 == 0o700, "grading/ (the gradebook) readable by others"
     assert (tmp_path / "course" / chapter / f"{chapter}.ipynb").is_file()
     import nbformat
     submitted = tmp_path / "grading" / "submitted" / "alice" / chapter
