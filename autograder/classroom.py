@@ -312,6 +312,10 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
             log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
             for task in tasks:
                 task["unsafe"] = True
+        else:
+            from .sandbox.cgroups import missing
+            for line in missing():
+                log.warning("LIMITED: %s", line)
         for warning in warnings:
             log.warning(warning)
         jobs = jobs or os.cpu_count() or 1

@@ -30,6 +30,7 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
     for (student, assignment), (score, maximum) in totals.items():
         by_assignment[assignment].append(score / maximum if maximum else 0.0)
     unsafe = sorted({str(r.isolation) for r in results if str(r.isolation or "").startswith("none")})
+    limited = sorted({str(r.isolation) for r in results if "LIMITED" in str(r.isolation or "")})
     chapters = [{"name": name, "count": len(v), "mean": sum(v) / len(v), "lowest": min(v), "highest": max(v)}
                 for name, v in sorted(by_assignment.items())]
     distribution = None
@@ -68,7 +69,7 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
                 "stopped_cells": [f"{c.grade_id}: {c.error or ''}" for c in r.cells if c.status != "ok"]}
                for r in results if r.status != "graded" or r.problems or r.restarts]
     page = template("report.html.j2").render(
-        unsafe=unsafe, notebooks=len(results), graded=len(totals), elapsed=elapsed, chapters=chapters,
+        unsafe=unsafe, limited=limited, notebooks=len(results), graded=len(totals), elapsed=elapsed, chapters=chapters,
         distribution=distribution, pass_rates=pass_rates, failing=failing.most_common(20), trouble=trouble)
     # any code point in a name or message: lone surrogates become \udXXX text, never an error
     (out / "report.html").write_text(page.encode("utf-8", "backslashreplace").decode("utf-8"), encoding="utf-8")

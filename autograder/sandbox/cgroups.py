@@ -106,7 +106,7 @@ class Group:
                 except FileNotFoundError:
                     continue
                 except OSError as exc:
-                    self.missing[controller] = f"its cgroup cannot be written here ({exc.strerror})"
+                    self.missing[controller] = f"cannot be written here: {exc.strerror}"
                     _remove_folder(os.path.join(top, name))
                     break
 
@@ -172,13 +172,25 @@ def _remove_folder(folder: str, until: float = 0) -> bool:
             time.sleep(0.01)
 
 
+FALLBACKS = {  # what bounds a sandbox where a controller is missing
+    "memory": "memory is bounded by the address-space limit and the tmpfs's size only (memfd pages and page "
+              "cache are not counted)",
+    "pids": "tasks are bounded by RLIMIT_NPROC, which the kernel counts per user",
+}
+
+
+def described(missing: dict[str, str]) -> list[str]:
+    """One line per missing controller: which, why, and the fallback."""
+    return [f"no {controller} cgroup ({why}): {FALLBACKS[controller]}" for controller, why in missing.items()]
+
+
 @functools.lru_cache(maxsize=1)
 def missing() -> tuple[str, ...]:
     """One line per control a sandbox here would lack (empty when every control is available)."""
     from .limits import Limits
     group = Group(Limits().ram_bytes, Limits().tasks)
     try:
-        return tuple(f"{controller} cgroup: {why}" for controller, why in group.missing.items())
+        return tuple(described(group.missing))
     finally:
         group.remove()
 

@@ -20,7 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from enum import Enum
+from enum import StrEnum
 
 from . import cgroups, isolation, protocol
 from .limits import Limits
@@ -74,8 +74,8 @@ class Process:
             keep.append(filter_fd)
             cmd = isolation.command(sys.executable, ["-I", "-c", SERVER.format(isolation.INSIDE)], env, filter_fd,
                                     limits.disk_bytes, _matplotlib_files())
-            missing = [f"{c} cgroup: {why}" for c, why in self.group.missing.items()]
-            self.isolation = "bubblewrap" + (f" (without {'; '.join(missing)})" if missing else "")
+            missing = cgroups.described(self.group.missing)
+            self.isolation = "bubblewrap" + (f" (LIMITED: {'; '.join(missing)})" if missing else "")
             cwd = "/"
         else:
             self.workdir = tempfile.mkdtemp(prefix="sandbox-")
@@ -149,7 +149,7 @@ def remove_tree(folder: str) -> bool:
     return not os.path.lexists(folder)
 
 
-class Stop(str, Enum):
+class Stop(StrEnum):
     """Why a sandbox was stopped (a cell's status, as written in the results)."""
     TIMEOUT = "timeout"      # a time limit was reached
     CRASH = "crash"          # the process died (it exited, or a memory or task limit killed it)

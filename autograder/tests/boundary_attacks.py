@@ -199,13 +199,14 @@ AMPLIFYING_REPLY = """
 import sys
 import numpy as np
 _wire = sys.modules["autograder.sandbox.wire"]
-_encode = _wire.Encoder.__call__
 _BIG = np.zeros(1_000_000)
-def _amplified(self, value):
-    if value is _BIG:
-        return [_encode(self, value)] * 700   # one 8 MB buffer, 700 references: 5.6 GB decoded naively
-    return _encode(self, value)
-_wire.Encoder.__call__ = _amplified
+if not hasattr(_wire, "_encode"):  # every answer cell runs this prelude: patch once
+    _wire._encode = _wire.Encoder.__call__
+    def _amplified(self, value):
+        if value is _BIG:
+            return [_wire._encode(self, value)] * 700   # one 8 MB buffer, 700 references: 5.6 GB decoded naively
+        return _wire._encode(self, value)
+    _wire.Encoder.__call__ = _amplified
 def _answer(*args, **kwargs):
     return _BIG
 """
