@@ -16,6 +16,8 @@ from __future__ import annotations
 import operator
 from typing import NamedTuple
 
+from .wire import WireError
+
 SANDBOX, GRADER = "sandbox", "grader"   # who answers an operation
 CONFIG_VARIABLE = "AUTOGRADER_SANDBOX"  # the environment variable that carries the sandbox's configuration
 DRIVERS = "dlcourse.drivers"            # the package whose functions RUN may name
@@ -66,43 +68,39 @@ def operation(header: dict, served_by: str) -> Operation | None:
     return op if op is not None and op.served_by == served_by else None
 
 
-class MalformedReply(ValueError):
-    """A reply that is not what its request's operation answers (the grader treats it as broken protocol)."""
-
-
 _OBSERVATIONS = {"torch_used": list, "line_count": int, "tampered": bool, "threads": bool}
 
 
 def check_reply(op: Operation, header: dict, number=None) -> dict:
     """``header`` if it is a well-formed reply to request ``number`` of ``op`` (still encoded), else
-    ``MalformedReply``. The grader checks every reply with it before reading any field."""
+    ``wire.WireError`` (what the other side sent wrong). The grader checks every reply before reading it."""
     if not isinstance(header, dict) or header.get("reply") is not True or not isinstance(header.get("ok"), bool):
-        raise MalformedReply("not a reply")
+        raise WireError("not a reply")
     if header.get("n") != number:
-        raise MalformedReply("a reply to another request")
+        raise WireError("a reply to another request")
     error = header.get("error")
     if op is EXEC or not header["ok"]:
         if op in (EXEC, RELEASE) and not header["ok"]:
-            raise MalformedReply(f"{op.name} cannot fail")
+            raise WireError(f"{op.name} cannot fail")
         if not isinstance(error, dict) and (error is not None or not header["ok"]):
-            raise MalformedReply("malformed error")
+            raise WireError("malformed error")
         if error is not None and not (isinstance(error.get("type"), str) and isinstance(error.get("message"), str)):
-            raise MalformedReply("malformed error")
+            raise WireError("malformed error")
     elif "value" not in header:
-        raise MalformedReply("a reply without its value")
+        raise WireError("a reply without its value")
     if op is RELEASE and header.get("value") is not None:
-        raise MalformedReply("release answers None")
+        raise WireError("release answers None")
     if op is CALL:
         after = header.get("after") or []
         if not isinstance(after, list) or not all(
                 isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (int, str)) for pair in after):
-            raise MalformedReply("malformed arguments after the call")
+            raise WireError("malformed arguments after the call")
         observations = header.get("observations") or {}
         if not isinstance(observations, dict) or any(
                 not isinstance(observations.get(key, kind()), kind) for key, kind in _OBSERVATIONS.items()):
-            raise MalformedReply("malformed observations")
+            raise WireError("malformed observations")
         if not all(isinstance(name, str) for name in observations.get("torch_used", [])):
-            raise MalformedReply("malformed observations")
+            raise WireError("malformed observations")
     return header
 
 

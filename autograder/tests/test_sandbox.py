@@ -300,6 +300,26 @@ def test_the_wire_cannot_amplify():
         wire.Decoder([], None, None, None, max_nodes=1000)(list(range(2000)))
 
 
+def test_drivers_are_named_not_sent(box, monkeypatch):
+    """Finding 6: a driver of dlcourse.drivers reaches the sandbox as its module and name; with
+    SOURCE_DRIVERS_REFUSED on, a test cell's own function is refused; the sandbox imports nothing else."""
+    from autograder import verdicts
+    from dlcourse.drivers.ch02_universal_approximation import relu_alias_probe
+    box.run_cell("def relu(x):\n    return x * (x > 0)\n", "relu")
+    recorder = verdicts.Recorder(box, [])
+    probe = recorder.in_student_process(relu_alias_probe, (box.function("relu"), np.array([1.0, -2.0])), {})
+    assert probe["value"].tolist() == [1.0, 0.0] and not probe["shares"]
+
+    def own(relu, x):
+        return relu(x)
+    assert recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {}).tolist() == [0.0]
+    monkeypatch.setattr(verdicts, "SOURCE_DRIVERS_REFUSED", True)
+    with pytest.raises(TypeError):
+        recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {})
+    with pytest.raises(ValueError):
+        box.run_driver("loads", ([],), {}, module="json")
+
+
 def test_every_malformed_reply_is_a_protocol_stop():
     """Finding 7: a reply that is not what its request answers, to any request (RELEASE included), stops
     that sandbox as broken protocol, never an error of the grader."""
@@ -333,7 +353,7 @@ def test_every_malformed_reply_is_a_protocol_stop():
 def test_no_hidden_test_text_enters_the_sandbox():
     """Finding 6: while every integration check of a chapter runs, the student's process holds no line of its
     hidden tests: not in any frame, global, module or linecache (what its code can read)."""
-    from autograder.course import Chapter, grade_id, graded_names, read, release_path
+    from autograder.course import HIDDEN_BEGIN, HIDDEN_END, Chapter, grade_id, graded_names, read, release_path
     from autograder.job import Runner, sandbox_cells
     from autograder.sandbox.limits import Limits
     from autograder.sanitize import sanitize
@@ -349,6 +369,10 @@ def test_no_hidden_test_text_enters_the_sandbox():
     try:
         box = runner.ready()
         assert "spy" not in runner.cell_errors, runner.cell_errors
+        # the control: a driver sent as source (what drivers were) is seen by the spy
+        grade_test_cell(box, "control", CONTROL.format(begin=HIDDEN_BEGIN, end=HIDDEN_END, name=names[0]), 1.0,
+                        names, 60)
+        assert CONTROL_MARK.encode() in box.function("_seen")()
         cells = [c for c in source.cells("tests") if "in_student_process" in c.source]
         assert cells
         for cell in cells:
@@ -361,6 +385,21 @@ def test_no_hidden_test_text_enters_the_sandbox():
     assert hidden and len(seen) > 10_000
     assert not [line for line in hidden if line in seen]
 
+
+CONTROL_MARK = "a line of a hidden driver that the spy sees when drivers travel as source"
+CONTROL = """from dlcourse.testing import check, in_student_process
+{begin}
+def _hidden_driver(f):
+    mark = "%s"
+    try:
+        f()
+    except TypeError:
+        pass
+    return mark
+with check("control"):
+    in_student_process(_hidden_driver, {name})
+{end}
+""" % CONTROL_MARK
 
 SPY = r"""
 import gc as _gc, linecache as _linecache, sys as _sys
@@ -414,3 +453,32 @@ for _name in NAMES:
 def _seen():
     return "\n".join(sorted(_texts)).encode()
 """
+
+
+def test_cleanup_has_no_depth_limit_and_reports_what_stays(tmp_path):
+    """Finding 3: a folder deeper than Python's recursion limit is removed, and one that cannot be removed
+    (an immutable file in it) is reported, not silently left."""
+    import shutil
+    import subprocess
+
+    from autograder.sandbox.process import remove_tree
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(1200):  # deeper than sys.getrecursionlimit(): shutil.rmtree would fail
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    assert remove_tree(str(deep)) and not deep.exists()
+    stuck = tmp_path / "stuck"
+    stuck.mkdir()
+    (stuck / "kept").write_text("x")
+    if os.geteuid() != 0 or not shutil.which("chattr") or \
+            subprocess.run(["chattr", "+i", str(stuck / "kept")], capture_output=True).returncode != 0:
+        pytest.skip("no immutable files here")
+    try:
+        assert remove_tree(str(stuck)) is False and (stuck / "kept").exists()
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck / "kept")], check=True)
