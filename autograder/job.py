@@ -116,6 +116,9 @@ class Runner:
                 self.fatal.add(current)
                 self.cell_errors[current] = LIMIT_MESSAGES.get(exc.kind, str(exc)) + " (skipped when re-running)"
                 self._close(box)
+            except BaseException:
+                self._close(box)
+                raise
         return None
 
     def close(self):

@@ -100,6 +100,7 @@ class Group:
             for attempt in range(3):  # the class group may vanish between its creation and ours (last one out)
                 try:
                     _make(top, _class_limits(controller, ram_bytes, tasks))
+                    _sweep(top)
                     _make(os.path.join(top, name), _group_limits(controller, ram_bytes, tasks))
                     self.paths[controller] = os.path.join(top, name)
                     break
@@ -157,6 +158,16 @@ class Group:
             _remove_folder(os.path.dirname(folder), 0)  # the class group, once its last sandbox is gone
         self.paths = {}
         return stuck
+
+
+def _sweep(top: str) -> None:
+    """Remove the empty groups of sandboxes whose grading process has ended without removing them
+    (a grading process killed at its hard limit cannot clean up after itself)."""
+    for name in os.listdir(top):
+        parts = name.split("-")
+        if name.startswith("sandbox-") and len(parts) == 3 and parts[1].isdigit() and \
+                not os.path.exists(f"/proc/{parts[1]}"):
+            _remove_folder(os.path.join(top, name))
 
 
 def _remove_folder(folder: str, until: float = 0) -> bool:

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import weakref
 from enum import StrEnum
 
 from . import cgroups, isolation, protocol
@@ -61,6 +62,7 @@ class Process:
             raise SandboxError(f"no sandbox can be made here: {reason}", Stop.ISOLATION)
         limits = self.limits
         self.group = cgroups.Group(limits.ram_bytes, limits.tasks)
+        weakref.finalize(self, self.group.remove)  # even if close() is never called, the groups go with us
         config = {"limits": limits.as_dict(), "preload": self.preload}
         if "pids" not in self.group.paths:  # the fallback: RLIMIT_NPROC, counted per user by the kernel
             uid = isolation.NOBODY if reason is None and os.geteuid() == 0 else os.getuid()

@@ -482,3 +482,17 @@ def test_cleanup_has_no_depth_limit_and_reports_what_stays(tmp_path):
         assert remove_tree(str(stuck)) is False and (stuck / "kept").exists()
     finally:
         subprocess.run(["chattr", "-i", str(stuck / "kept")], check=True)
+
+
+def test_groups_of_a_killed_grading_process_are_swept():
+    """A grading process killed at its hard limit cannot remove its sandbox's groups: the next sandbox does."""
+    from autograder.sandbox import cgroups
+    if cgroups.missing():
+        pytest.skip(f"no cgroup here: {cgroups.missing()}")
+    with Sandbox() as first:
+        orphans = [os.path.join(os.path.dirname(path), "sandbox-999999999-1")
+                   for path in first.process.group.paths.values()]
+        for orphan in orphans:
+            os.mkdir(orphan)
+        with Sandbox():
+            assert not any(os.path.exists(orphan) for orphan in orphans)
