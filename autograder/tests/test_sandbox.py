@@ -496,3 +496,23 @@ def test_groups_of_a_killed_grading_process_are_swept():
             os.mkdir(orphan)
         with Sandbox():
             assert not any(os.path.exists(orphan) for orphan in orphans)
+
+
+def test_drivers_hold_no_hidden_test():
+    """The drivers are public helper code: no three consecutive lines of any chapter's hidden tests (one of
+    them found nowhere in the release) are in dlcourse/drivers/."""
+    import re
+
+    from autograder.course import HIDDEN_BEGIN, HIDDEN_END, chapters, read, source_path
+    from autograder.tests.test_grading import _hidden_lines
+    drivers = ROOT / "dlcourse" / "drivers"
+    text = "\n".join(line.strip() for path in drivers.glob("*.py") for line in path.read_text().splitlines())
+    assert len(list(drivers.glob("ch*.py"))) >= 7
+    for chapter in chapters():
+        secret = set(_hidden_lines(chapter))
+        for cell in read(source_path(chapter)).cells:
+            for part in re.findall(rf"{re.escape(HIDDEN_BEGIN)}(.*?){re.escape(HIDDEN_END)}", cell.source, re.S):
+                lines = [line.strip() for line in part.splitlines() if line.strip()]
+                for window in zip(lines, lines[1:], lines[2:]):
+                    if secret & set(window):
+                        assert "\n".join(window) not in text, (chapter, window)
