@@ -245,7 +245,8 @@ def test_the_machine_is_bounded_and_given_back(graded):
     result = graded.result("attack-long_values_and_markdown", chapter)
     assert any("only the first" in p for p in result["problems"]), result["problems"]
     page = (graded.out / "feedback" / "attack-long_values_and_markdown" / chapter / f"{chapter}.html").read_text()
-    assert "x" * 30_000 not in page
+    from autograder.sanitize import MAX_CELL_CHARS
+    assert "x" * 20_000 in page and "x" * (MAX_CELL_CHARS["code"] + 1) not in page
     chapter = boundary_attacks.READ_THE_DRIVER_CHAPTER
     hidden = _hidden_lines(chapter)
     kept = (graded.out / "results" / "attack-read_the_driver" / f"{chapter}.json").read_text() + \
