@@ -408,6 +408,10 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
             log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
             for task in tasks:
                 task["unsafe"] = True
+        else:
+            from .sandbox.cgroups import missing
+            for line in missing():
+                log.warning("LIMITED: %s", line)
         for warning in warnings + dropped:
             log.warning(warning)
         if not tasks:

@@ -19,6 +19,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .result import PLACEHOLDER, CellVerdict, ManualAnswer, SubmissionResult
 from .sandbox.client import Sandbox, SandboxError
+from .sandbox.limits import Limits
+from .sandbox.process import Stop
 from .sanitize import sanitize
 from .verdicts import LIMIT_MESSAGES, grade_test_cell
 
@@ -34,6 +36,7 @@ def display(*args, **kwargs):
 PRELOADABLE = {"torch": "torch", "scipy": "scipy", "sklearn": "sklearn", "networkx": "networkx",
                "matplotlib": "matplotlib.pyplot"}
 _python = TransformerManager().transform_cell
+MAX_NOTEBOOK_BYTES = 20 * 1024 ** 2  # a submitted file is read up to this, before any work is spent on it
 
 
 def sandbox_cells(notebook) -> list[tuple[str, str]]:
@@ -49,6 +52,17 @@ def sandbox_cells(notebook) -> list[tuple[str, str]]:
             code = cell.source
         cells.append((f"cell {index} ({name})", code))
     return cells
+
+
+def _drivers_source(chapter: str) -> str:
+    """The text of the chapter's drivers module (``dlcourse/drivers/<chapter>.py``), or ''."""
+    import dlcourse
+    path = os.path.join(os.path.dirname(dlcourse.__file__), "drivers", f"{chapter}.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def _preload(cells) -> tuple[str, ...]:
@@ -67,12 +81,17 @@ class Runner:
         self.cell_errors: dict[str, str] = {}
         self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
         self.isolation = None         # how the sandboxes were made (autograder.sandbox.client.Sandbox.isolation)
+        self.leftovers: list[str] = []  # what could not be removed after a sandbox (cgroups, folders)
+
+    def _close(self, box: Sandbox) -> None:
+        box.close()
+        self.leftovers += box.process.leftovers
 
     def ready(self) -> Sandbox | None:
         if self.box is not None and self.box.dead is None:
             return self.box
         if self.box is not None:
-            self.box.close()
+            self._close(self.box)
             self.box = None
         while self.starts < self.max_starts and time.monotonic() < self.budget_end:
             self.starts += 1
@@ -87,7 +106,7 @@ class Runner:
                     current = name
                     left = self.budget_end - time.monotonic()
                     if left <= 0:  # every cell shares the notebook's budget, however many there are
-                        raise SandboxError("the notebook's time budget is used up", "timeout")
+                        raise SandboxError("the notebook's time budget is used up", Stop.TIMEOUT)
                     error = box.run_cell(code, name, min(self.limits["setup_seconds"], left))
                     if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"
@@ -96,12 +115,16 @@ class Runner:
             except SandboxError as exc:
                 self.fatal.add(current)
                 self.cell_errors[current] = LIMIT_MESSAGES.get(exc.kind, str(exc)) + " (skipped when re-running)"
-                box.close()
+                self._close(box)
+            except BaseException:
+                self._close(box)
+                raise
         return None
 
     def close(self):
         if self.box is not None:
-            self.box.close()
+            self._close(self.box)
+            self.box = None
 
 
 def _open_submission(task: dict) -> int:
@@ -144,7 +167,11 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
         with os.fdopen(fd, "rb") as f:
             if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
                 return None, "the notebook is not a regular file: graded as the untouched release"
-            f_text = f.read().decode("utf-8", errors="replace")
+            data = f.read(MAX_NOTEBOOK_BYTES + 1)
+            if len(data) > MAX_NOTEBOOK_BYTES:
+                return None, (f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 1024 ** 2} MB: "
+                              "graded as the untouched release")
+            f_text = data.decode("utf-8", errors="replace")
         from .outputs import scrubbed
         submitted = nbformat.from_dict(scrubbed(nbformat.reads(f_text, as_version=4)))
         if not isinstance(submitted.get("cells"), list):
@@ -157,20 +184,21 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
 def grade_submission(task: dict) -> SubmissionResult:
     """task: student, assignment, notebook (file name), path (or None), limits (optional)."""
     started = time.monotonic()
-    from .sandbox.process import DEFAULT_LIMITS
-    limits = {**DEFAULT_LIMITS, **(task.get("limits") or {})}
+    limits = Limits.from_mapping(task.get("limits"))
     chapter = Chapter.load(task["assignment"])
     release = read(release_path(task["assignment"]))
     problems = list(task.get("problems") or [])
     submitted, problem = read_submission(task)
     if problem:
         problems.append(problem)
+
     notebook, notes = sanitize(submitted if submitted is not None else release, release)
     problems += notes
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
     drivers = [("driver", c.source) for c in chapter.cells("tests") if "in_student_process" in c.source]
+    drivers += [("drivers", _drivers_source(task["assignment"]))]
     runner = Runner(cells, limits, _preload(cells + drivers), started + limits["notebook_seconds"],
                     unsafe=bool(task.get("unsafe")))
     verdicts: list[CellVerdict] = []
@@ -196,6 +224,7 @@ def grade_submission(task: dict) -> SubmissionResult:
             verdicts.append(verdict)
     finally:
         runner.close()
+    problems += [f"{what} could not be removed after grading" for what in runner.leftovers]
 
     manual: list[ManualAnswer] = []
     handed_out = {grade_id(c): c.source.strip() for c in release.cells if role(c) == "answer"}

@@ -66,6 +66,7 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
     for (student, assignment), (score, maximum) in totals.items():
         by_assignment[assignment].append(score / maximum if maximum else 0.0)
     unsafe = sorted({str(r.isolation) for r in results if str(r.isolation or "").startswith("none")})
+    limited = sorted({str(r.isolation) for r in results if "LIMITED" in str(r.isolation or "")})
     chapters = [{"name": name, "count": len(v), "mean": sum(v) / len(v), "lowest": min(v), "highest": max(v)}
                 for name, v in sorted(by_assignment.items())]
     distribution = None
@@ -104,7 +105,7 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
                   "cells": [name for name, hand in sorted(r.hand.items()) if hand.answer_changed]}
                  for r in results if any(hand.answer_changed for hand in r.hand.values())]
     page = template("report.html.j2").render(
-        unsafe=unsafe, notebooks=len(results), graded=len(totals), elapsed=elapsed, chapters=chapters,
+        unsafe=unsafe, limited=limited, notebooks=len(results), graded=len(totals), elapsed=elapsed, chapters=chapters,
         distribution=distribution, pass_rates=pass_rates, failing=hardest_checks(results), trouble=trouble,
         not_graded=run.get("not_graded") or [], changes=sorted((run.get("changes") or {}).items()),
         lost=run.get("lost") or [], kept=run.get("kept") or [], to_review=to_review,

@@ -15,14 +15,38 @@ import nbformat
 
 from .course import grade_id, nbgrader_meta, role
 
+# What the student wrote is cut to these before any later step (feedback, markdown rendering, the
+# HTML sanitizer) spends work on it: far beyond any honest answer.
+MAX_CELL_CHARS = {"markdown": 20_000, "code": 100_000, "raw": 20_000}
+MAX_STUDENT_CHARS = 400_000  # all the student's cells of a notebook together
+
 
 def _is_answer(cell) -> bool:
     return role(cell) in ("solution", "answer")
 
 
+class _Budget:
+    """Cuts the student's cells to MAX_CELL_CHARS each and MAX_STUDENT_CHARS in all, with one note per cut."""
+
+    def __init__(self, notes: list[str]):
+        self.left, self.notes, self.cuts = MAX_STUDENT_CHARS, notes, 0
+
+    def __call__(self, source, cell_type: str, what: str) -> str:
+        source = source if isinstance(source, str) else "".join(source) if isinstance(source, list) else ""
+        cap = min(MAX_CELL_CHARS.get(cell_type, 20_000), self.left)
+        if len(source) > cap:
+            self.cuts += 1
+            if self.cuts <= 3:
+                self.notes.append(f"{what} holds {len(source)} characters: only the first {cap} are graded and shown")
+            source = source[:cap]
+        self.left -= len(source)
+        return source
+
+
 def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
     """(the notebook to grade, notes on what was restored or missing)."""
     notes: list[str] = []
+    budget = _Budget(notes)
     by_grade_id, by_cell_id = {}, {}
     for index, cell in enumerate(submitted.cells):
         gid = grade_id(cell)
@@ -49,7 +73,7 @@ def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
             else:
                 theirs = submitted.cells[match]
                 if theirs.cell_type == cell.cell_type:
-                    out.source = theirs.source
+                    out.source = budget(theirs.source, cell.cell_type, f"answer cell {gid}")
                 else:
                     notes.append(f"answer cell {gid} changed type: graded as unanswered")
         elif match is not None:
@@ -71,8 +95,9 @@ def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
             continue
         if cell.get("id") in release_ids or (grade_id(cell) in release_gids):
             continue  # a duplicate of a release cell: ignored
-        scratch = nbformat.v4.new_code_cell(cell.source) if cell.cell_type == "code" else \
-            nbformat.v4.new_markdown_cell(cell.source)
+        kind = "code" if cell.cell_type == "code" else "markdown"
+        source = budget(cell.get("source", ""), kind, "an added cell")
+        scratch = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
         if cell.get("id"):
             scratch["id"] = str(cell["id"])[:64]
         scratch.metadata["tags"] = ["scratch"]

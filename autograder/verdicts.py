@@ -16,13 +16,20 @@ from dlcourse import testing
 
 from .course import count_checks, split_hidden
 from .result import CellVerdict, Check
+from .sandbox import protocol
 from .sandbox.client import SandboxError
+from .sandbox.process import Stop
 from .sandbox.proxies import RemoteFunction
 
+# Off while a chapter's test cell still defines its own driver (ch03, ch08 and ch11 are moving theirs to
+# dlcourse.drivers): on, a driver sent as source is refused, so no test cell's text can enter a sandbox.
+SOURCE_DRIVERS_REFUSED = False
+MAX_MESSAGE = 1000  # characters of a check's message the grader keeps
+
 LIMIT_MESSAGES = {
-    "timeout": "stopped: the time limit was reached (an endless loop, or far too slow?)",
-    "crash": "stopped: the student's process died (it exited, or ran out of memory)",
-    "protocol": "stopped: the student's process broke the grader's protocol",
+    Stop.TIMEOUT: "stopped: the time limit was reached (an endless loop, or far too slow?)",
+    Stop.CRASH: "stopped: the student's process died (it exited, or passed its memory or task limit)",
+    Stop.PROTOCOL: "stopped: the student's process sent a malformed reply (limit/error)",
 }
 
 
@@ -39,15 +46,41 @@ class Recorder:
         return any(first <= line <= last for first, last in self.hidden_ranges)
 
     def begin(self, description: str, line: int) -> None:
-        self._open = (str(description), self._hidden(line))
-
-    def end(self, passed: bool, message: str | None) -> None:
-        description, hidden = self._open or ("check", False)
-        self.checks.append(Check(description, bool(passed), message, hidden))
-        self._open = None
+        self._open = (str(description), self._hidden(line), self.sandbox.dead)
 
     def in_student_process(self, driver, args, kwargs):
-        return self.sandbox.run_driver(driver_source(driver), driver.__name__, args, kwargs)
+        module = driver_module(driver)
+        if module is not None:
+            return self.sandbox.run_driver(driver.__name__, args, kwargs, module=module)
+        if SOURCE_DRIVERS_REFUSED:
+            raise TypeError(f"in_student_process: the driver {getattr(driver, '__name__', driver)!r} must be a "
+                            f"function of a module of {protocol.DRIVERS} (a test cell's own function is refused)")
+        return self.sandbox.run_driver(driver.__name__, args, kwargs, source=driver_source(driver))
+
+    def end(self, passed: bool, message: str | None) -> None:
+        description, hidden, dead_before = self._open or ("check", False, None)
+        stopped = self.sandbox.dead
+        if not passed and stopped is not None and dead_before is None:  # the process was stopped in this check
+            message = LIMIT_MESSAGES.get(stopped.kind, message)
+        self.checks.append(Check(description, bool(passed), _bounded(message), hidden))
+        self._open = None
+
+
+def _bounded(message: str | None) -> str | None:
+    """A check's message as the grader keeps it: at most MAX_MESSAGE characters, whatever was returned."""
+    if message is None or len(message) <= MAX_MESSAGE:
+        return message
+    return message[:MAX_MESSAGE] + f"… ({len(message) - MAX_MESSAGE} more characters)"
+
+
+def driver_module(driver) -> str | None:
+    """The module of ``protocol.DRIVERS`` that defines ``driver`` as a top-level function, else None."""
+    import sys
+    module = getattr(driver, "__module__", None) or ""
+    if not module.startswith(protocol.DRIVERS + "."):
+        return None
+    name = getattr(driver, "__name__", "")
+    return module if getattr(sys.modules.get(module), name, None) is driver else None
 
 
 def driver_source(driver) -> str:
@@ -79,14 +112,11 @@ def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_n
     except SandboxError as exc:
         status, error = exc.kind, LIMIT_MESSAGES.get(exc.kind, str(exc))
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks
-        error = testing.describe(exc)
+        error = _bounded(testing.describe(exc))
     finally:
         sandbox.deadline = None
     if sandbox.dead is not None and status == "ok":
         status = sandbox.dead.kind
-    for check in recorder.checks:  # a check that failed because the process died says so
-        if not check.passed and sandbox.dead is not None and check.message and "time limit" in check.message:
-            check.message = LIMIT_MESSAGES["timeout"]
     passed = sum(c.passed for c in recorder.checks)
     total = max(total, len(recorder.checks))  # a check inside a loop runs more than once
     score = min(float(points), round(float(points) * passed / total, 4))

@@ -88,14 +88,33 @@ def active_monitors() -> list[list]:
     return [list(m) for m in _monitors]
 
 
+MAX_SHOWN = 300      # characters of a value a check's message shows
+MAX_DESCRIBED = 1000  # characters of an exception's message a check keeps
+
+
+def shown(value) -> str:
+    """A value as a check's message shows it: its repr, cut to MAX_SHOWN characters, then with its type and
+    size, so what a student's function returns can never make a message (or the work spent on it) large."""
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still shown by its type
+        text = f"<{type(value).__name__}>"
+    if len(text) <= MAX_SHOWN:
+        return text
+    shape = getattr(value, "shape", None)
+    size = f"of shape {tuple(shape)}" if shape is not None else \
+        f"of length {len(value)}" if isinstance(value, (str, bytes, list, tuple, dict, set)) else "shown"
+    return f"{text[:MAX_SHOWN]}… (a {type(value).__name__} {size}, cut from {len(text)} characters)"
+
+
 def describe(exc: BaseException) -> str:
-    """A one-line reason for an exception, with no traceback."""
+    """A one-line reason for an exception, with no traceback (at most MAX_DESCRIBED characters)."""
     if isinstance(exc, NotImplementedError) or getattr(exc, "remote_type", None) == "NotImplementedError":
         return NOT_WRITTEN
     if isinstance(exc, AssertionError):
-        text = str(exc).strip()
+        text = str(exc).strip()[:MAX_DESCRIBED]
         return text or "an assertion failed"
-    text = str(exc).strip()
+    text = str(exc).strip()[:MAX_DESCRIBED]
     name = getattr(exc, "remote_type", None) or type(exc).__name__
     return f"{name}: {text}" if text else name
 
@@ -273,7 +292,7 @@ def assert_equal(actual, expected, name="the result", hint=""):
     same = np.array_equal(np.asarray(actual), np.asarray(expected)) if isinstance(
         expected, np.ndarray) else actual == expected
     if not same:
-        raise AssertionError(f"{name} is {actual!r}, expected {expected!r}.{_hint(hint)}")
+        raise AssertionError(f"{name} is {shown(actual)}, expected {shown(expected)}.{_hint(hint)}")
 
 
 def assert_unchanged(array, original, name="the input"):
@@ -466,21 +485,23 @@ def line_budget(n: int):
 def in_student_process(driver, *args, **kwargs):
     """``driver(*args, **kwargs)`` run where the student's code runs; its result must be plain data.
 
-    A driver is a top-level function of a test cell (or of this package) that uses
-    the student's pieces it is given as arguments, e.g. a training loop::
+    A driver uses the student's pieces it is given as arguments, e.g. a training loop::
 
         def train(MLP, zero_grad, sgd_step, X, y, steps):
             import numpy as np
             ...
             return predictions            # numbers, lists, dicts, NumPy arrays
 
+        from dlcourse.drivers.ch03_backprop import train
         predictions = in_student_process(train, MLP, zero_grad, sgd_step, X, y, steps=40)
 
-    In a student's kernel this is just the call. Under the autograder the driver's
-    source is sent to the sandboxed process and run there at full speed, the
-    student's functions bound to their arguments; only its (plain data) result comes
-    back, and the verdict is reached here, in the test cell. So a driver imports what
-    it needs in its own body and returns what the verdict is computed from.
+    The driver is a top-level function of ``dlcourse.drivers.<chapter folder name>``
+    (public helper code: no hidden check, threshold or secret data; the verdict stays in
+    the test cell). In a student's kernel this is just the call. Under the autograder
+    the sandboxed process imports the driver by its module and name (no test cell's text
+    is ever sent there) and runs it at full speed, the student's functions bound to
+    their arguments; only its (plain data) result comes back, and the verdict is reached
+    here, in the test cell.
     """
     if _recorder is not None:
         return _recorder.in_student_process(driver, args, kwargs)

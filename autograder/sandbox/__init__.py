@@ -5,7 +5,9 @@ The grader's side (trusted):
 - ``client``: ``Sandbox``, what the grader uses: run a cell, call a graded function, run a driver;
 - ``proxies``: ``RemoteFunction`` and ``Handle``, the student's functions and objects as the test cells see them;
 - ``process``: the life cycle of one sandbox process and its environment;
-- ``isolation``: the operating-system boundary (bubblewrap, seccomp) and ``probe()``.
+- ``isolation``: the operating-system boundary (bubblewrap, seccomp, a sized tmpfs) and ``probe()``;
+- ``cgroups``: the kernel's bound on its memory (tmpfs, memfd and page cache included) and tasks;
+- ``limits``: ``Limits``, every bound of a sandbox in one frozen record.
 
 Both sides: ``protocol`` (the table of requests) and ``wire`` (how a message is framed and encoded).
 

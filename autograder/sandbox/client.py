@@ -22,7 +22,8 @@ import time
 import numpy as np
 
 from . import protocol, wire
-from .process import DEFAULT_LIMITS, Process, SandboxError
+from .limits import Limits
+from .process import DEFAULT_LIMITS, Process, SandboxError, Stop
 from .proxies import Handle, RemoteFunction
 
 __all__ = ["Sandbox", "SandboxError", "RemoteError", "DEFAULT_LIMITS"]
@@ -31,7 +32,8 @@ MAX_REPLY_HEADER = 8 * 1024 ** 2   # a reply's JSON part: far more than any chec
 MAX_REPLY = 128 * 1024 ** 2        # a reply with its arrays
 MAX_MESSAGE_CHARS = 2000           # an error message of the student's code, as the grader keeps it
 # what a malformed message from the sandbox raises while it is decoded
-_BROKEN = (wire.WireError, ValueError, KeyError, TypeError, IndexError, RecursionError)
+_BROKEN = (wire.WireError, ValueError, KeyError, TypeError, IndexError, RecursionError, AttributeError,
+           OverflowError)
 
 
 class RemoteError(Exception):
@@ -72,7 +74,7 @@ class Sandbox:
     """
 
     def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False):
-        self.limits = {**DEFAULT_LIMITS, **(limits or {})}
+        self.limits = Limits.from_mapping(limits)
         self.process = Process(self.limits, list(preload), unsafe)
         self.sock = None
         self.callbacks: dict[int, object] = {}
@@ -80,6 +82,7 @@ class Sandbox:
         self.deadline = None     # of the current cell (time.monotonic()), set by the grader
         self.dead: SandboxError | None = None
         self.callback_depth = 0  # >0 while the student's code is calling back into a test's function
+        self.sent = 0            # requests sent: each reply names the one it answers
 
     @property
     def isolation(self) -> str | None:
@@ -138,31 +141,36 @@ class Sandbox:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise self._kill(SandboxError("time limit reached", "timeout"))
+                raise self._kill(SandboxError("time limit reached", Stop.TIMEOUT))
             try:
                 return wire.recv(self.sock, deadline, MAX_REPLY_HEADER, MAX_REPLY)
             except socket.timeout:
-                raise self._kill(SandboxError("time limit reached", "timeout")) from None
+                raise self._kill(SandboxError("time limit reached", Stop.TIMEOUT)) from None
             except (EOFError, ConnectionError, OSError) as exc:
                 code = self.process.exit_code()
-                kind = "timeout" if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) else "crash"
+                kind = Stop.TIMEOUT if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) else Stop.CRASH
                 raise self._kill(SandboxError("the student's process died", kind)) from exc
             except (wire.WireError, ValueError, KeyError) as exc:
-                raise self._kill(SandboxError(f"the student's process broke the protocol: {exc}", "protocol"))
+                raise self._kill(_broken(exc))
 
-    def request(self, message: dict, enc=None) -> dict:
-        """Send a request (``protocol.request``), serve the sandbox's callbacks meanwhile, return the reply."""
+    def request(self, op: protocol.Operation, enc=None, **fields) -> dict:
+        """Send a request for ``op`` (its fields already encoded with ``enc``), serve the sandbox's callbacks
+        meanwhile, return its reply, checked (``protocol.check_reply``) and decoded. Whatever else comes
+        back (a malformed or forged reply, to this request or another) kills the sandbox: ``SandboxError``."""
         if self.dead is not None:
             raise self.dead
         enc = enc or self.encoder()
+        self.sent += 1
+        number = self.sent
         try:
-            wire.send(self.sock, message, enc)
+            wire.send(self.sock, {**protocol.request(op, **fields), "n": number}, enc)
         except OSError as exc:
             raise self._kill(SandboxError(f"the student's process is gone ({exc})")) from None
         while True:
             header, buffers = self._recv()
             try:
                 if protocol.is_reply(header):
+                    protocol.check_reply(op, header, number)
                     dec = self.decoder(buffers)
                     if header.get("ok"):
                         header["value"] = dec(header.get("value"))
@@ -170,7 +178,7 @@ class Sandbox:
                     return header
                 self._serve_callback(header, buffers)
             except _BROKEN as exc:
-                raise self._kill(SandboxError(f"the student's process broke the protocol: {exc}", "protocol"))
+                raise self._kill(_broken(exc))
 
     def _serve_callback(self, header, buffers) -> None:
         op = protocol.operation(header, protocol.GRADER)
@@ -193,7 +201,7 @@ class Sandbox:
 
     def simple(self, op: protocol.Operation, enc=None, **fields):
         """The value of a request's reply; the student's exception, re-raised here, if it failed."""
-        reply = self.request(protocol.request(op, **fields), enc)
+        reply = self.request(op, enc, **fields)
         if not reply["ok"]:
             _raise(reply)
         return reply["value"]
@@ -203,7 +211,7 @@ class Sandbox:
         """Run a cell of the notebook; returns None or the error it raised ({type, message})."""
         self.deadline = time.monotonic() + (seconds or self.limits["cell_seconds"])
         try:
-            return self.request(protocol.request(protocol.EXEC, code=code, name=name))["error"]
+            return self.request(protocol.EXEC, code=code, name=name)["error"]
         finally:
             self.deadline = None
 
@@ -216,8 +224,8 @@ class Sandbox:
         # calls made from inside a callback run under the outer call's watch already
         monitors = [] if self.callback_depth else testing.active_monitors()
         enc = self.encoder()
-        reply = self.request(protocol.request(protocol.CALL, target=enc(target), args=enc(list(args)),
-                                              kwargs=enc(kwargs), monitors=monitors), enc)
+        reply = self.request(protocol.CALL, enc, target=enc(target), args=enc(list(args)), kwargs=enc(kwargs),
+                             monitors=monitors)
         verdict = testing.judge(monitors, reply.get("observations") or {}) if monitors else None
         if not reply["ok"]:
             if verdict:
@@ -237,10 +245,16 @@ class Sandbox:
         self.handles.clear()
         self.callbacks.clear()
 
-    def run_driver(self, source: str, name: str, args, kwargs):
-        """Run a test's driver function (its source) in the sandbox with the given arguments; its result."""
+    def run_driver(self, name: str, args, kwargs, module: str | None = None, source: str | None = None):
+        """Run a test's driver in the sandbox with the given arguments; its result. The driver is function
+        ``name`` of ``module`` (of ``protocol.DRIVERS``), or else defined there from its ``source``."""
         enc = self.encoder()
-        return self.simple(protocol.RUN, enc, source=source, name=name, args=enc(list(args)), kwargs=enc(kwargs))
+        where = {"module": module} if module is not None else {"source": source}
+        return self.simple(protocol.RUN, enc, name=name, args=enc(list(args)), kwargs=enc(kwargs), **where)
+
+
+def _broken(exc: Exception) -> SandboxError:
+    return SandboxError(f"the student's process broke the protocol: {str(exc)[:200]}", Stop.PROTOCOL)
 
 
 def _no_callbacks(cid: int):

@@ -7,7 +7,7 @@ namespace when the grader is root), with no capabilities and no new privileges.
 Its file system is a new, empty root holding read-only views of what Python
 needs (``/usr``, the interpreter's installation, the virtualenv, the course's
 helper package ``dlcourse`` and the few modules of the sandbox's own server) and
-one writable folder, its work folder (owned by 65534). No repository, no solutions, no home
+one writable folder, its work folder: a tmpfs of bounded size that also holds /tmp. No repository, no solutions, no home
 folders, no class, no OUT, no other process. A seccomp filter then refuses the
 system calls a notebook never needs: new processes (only threads may be
 created), namespaces and mounts, ptrace and cross-process memory, sockets,
@@ -105,8 +105,14 @@ def runtime_paths() -> list[str]:
     return sorted(p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
 
 
-def command(python: str, workdir: str, argv: list[str], env: dict, seccomp_fd: int) -> list[str]:
-    """The bwrap command line that runs ``python argv`` in a sandbox whose work folder is ``workdir``.
+def command(python: str, argv: list[str], env: dict, seccomp_fd: int, disk_bytes: int,
+            matplotlib_files: dict[str, str] | None = None) -> list[str]:
+    """The bwrap command line that runs ``python argv`` in a sandbox.
+
+    Its work folder (``WORKDIR``) and ``/tmp`` (a link to ``WORKDIR/tmp``) are one tmpfs of
+    ``disk_bytes``: the kernel bounds what it writes (its pages are also counted by the sandbox's
+    memory cgroup), and it vanishes with the sandbox's mount namespace, nothing to clean on the host.
+    ``matplotlib_files`` (name -> host path) are bound read-only into its matplotlib folder.
 
     Started by root, bubblewrap runs privileged: it builds the namespaces and mounts
     (it can read a runtime under a private home folder), then ``setpriv`` becomes
@@ -130,7 +136,11 @@ def command(python: str, workdir: str, argv: list[str], env: dict, seccomp_fd: i
     for path in ("/etc/ld.so.cache", "/etc/localtime"):
         if os.path.exists(path):
             cmd += ["--ro-bind", path, path]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(int(disk_bytes)), "--tmpfs", WORKDIR,
+            "--perms", "1777", "--dir", f"{WORKDIR}/tmp", "--symlink", f"{WORKDIR}/tmp", "/tmp",
+            "--perms", "1777", "--dir", f"{WORKDIR}/.matplotlib"]
+    for name, source in (matplotlib_files or {}).items():
+        cmd += ["--ro-bind", source, f"{WORKDIR}/.matplotlib/{name}"]
     binds = [(path, path) for path in runtime_paths()]
     binds += [(os.path.join(ROOT, module), os.path.join(INSIDE, module)) for module in SERVER_MODULES]
     parents = {p for _, dest in binds for p in _ancestors(dest)}
@@ -138,7 +148,7 @@ def command(python: str, workdir: str, argv: list[str], env: dict, seccomp_fd: i
         cmd += ["--perms", "0755", "--dir", parent]
     for source, dest in binds:
         cmd += ["--ro-bind", source, dest]
-    cmd += ["--bind", workdir, WORKDIR, "--chdir", WORKDIR, "--remount-ro", "/", "--clearenv"]
+    cmd += ["--chdir", WORKDIR, "--remount-ro", "/", "--clearenv"]
     for key, value in env.items():
         cmd += ["--setenv", key, value]
     return cmd + ["--seccomp", str(seccomp_fd), "--", *become, python, *argv]
@@ -167,19 +177,15 @@ def probe() -> str | None:
         return f"the sandbox's seccomp filter is written for x86_64 (this is {platform.machine()})"
     if bwrap() is None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    import tempfile
-    with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as workdir:
-        if os.geteuid() == 0:
-            os.chown(workdir, NOBODY, NOBODY)
-        fd = seccomp_fd()
-        try:
-            cmd = command(sys.executable, workdir, ["-I", "-c", "import os; print(os.getuid())"],
-                          {"PATH": "/usr/bin:/bin"}, fd)
-            done = subprocess.run(cmd, pass_fds=(fd,), capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.SubprocessError) as exc:
-            return f"bubblewrap could not start a sandbox ({exc})"
-        finally:
-            os.close(fd)
+    fd = seccomp_fd()
+    try:  # the sandbox must be able to write its own (sized) work folder
+        cmd = command(sys.executable, ["-I", "-c", "import os; open('probe', 'w').write('1'); print(os.getuid())"],
+                      {"PATH": "/usr/bin:/bin"}, fd, 1024 ** 2)
+        done = subprocess.run(cmd, pass_fds=(fd,), capture_output=True, text=True, timeout=60, cwd="/")
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"bubblewrap could not start a sandbox ({exc})"
+    finally:
+        os.close(fd)
     if done.returncode != 0 or done.stdout.strip() != str(NOBODY):
         reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
         return f"bubblewrap could not start a sandbox here: {reason}"

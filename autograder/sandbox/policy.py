@@ -1,6 +1,7 @@
 """The sandbox's own rules, set by the server before any student code runs (a second line behind ``isolation``).
 
-- ``apply_limits``: memory (address space), CPU time and file size, no core files;
+- ``apply_limits``: memory (address space), CPU time and file size, no core files (and tasks, where no
+  cgroup bounds them);
 - ``capture_output``: stdout and stderr go to ``output.txt`` in the work folder, capped;
 - ``install_audit_hook``: an audit hook (PEP 578) that gives clear messages for what the
   operating system refuses anyway. It denies reading or listing files outside the Python
@@ -19,8 +20,9 @@ import signal
 import sys
 
 
-def apply_limits(limits: dict) -> None:
-    """Memory, CPU time and file size as the grader set them; no core files."""
+def apply_limits(limits: dict, nproc: int | None = None) -> None:
+    """Memory, CPU time and file size as the grader set them; no core files. ``nproc``: the RLIMIT_NPROC
+    the grader asks for where no pids cgroup bounds the sandbox's tasks."""
     def cap(which, value):
         if value:
             soft, hard = resource.getrlimit(which)
@@ -29,6 +31,8 @@ def apply_limits(limits: dict) -> None:
     cap(resource.RLIMIT_AS, int(limits.get("memory_bytes", 0)))
     cap(resource.RLIMIT_CPU, int(limits.get("cpu_seconds", 0)))
     cap(resource.RLIMIT_FSIZE, int(limits.get("output_bytes", 0)))
+    if nproc:
+        cap(resource.RLIMIT_NPROC, int(nproc))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing us
 

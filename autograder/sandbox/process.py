@@ -1,10 +1,13 @@
 """The life cycle of one sandbox process: its work folder, its environment, its start and its end.
 
-``Process.start()`` makes a work folder, a socket pair and the one environment the
-server runs with (``environment``), then starts ``python -c 'from autograder.sandbox.server
-import main; main()'`` through bubblewrap (``isolation.command``), or, in the unsafe mode
-only, as a plain child process. ``kill()`` ends its whole process group; ``close()``
-also removes the work folder.
+``Process.start()`` makes the sandbox's control groups (``cgroups``: memory counting tmpfs, memfd
+and page cache; tasks), a socket pair and the one environment the server runs with
+(``environment``), then starts ``python -c 'from autograder.sandbox.server import main; main()'``
+through bubblewrap (``isolation.command``): its work folder and /tmp are one sized tmpfs that lives
+and dies with the sandbox's mount namespace, so nothing it writes reaches the host's disk. In the
+unsafe mode only, it runs as a plain child process in a host folder. ``kill()`` ends its whole
+process group; ``close()`` also kills what is left in its groups, removes them and any host folder
+(``remove_tree``: no recursion, no path length limit) and records in ``leftovers`` what could not be.
 """
 from __future__ import annotations
 
@@ -17,17 +20,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import weakref
+from enum import StrEnum
 
-from . import isolation, protocol
+from . import cgroups, isolation, protocol
+from .limits import Limits
 
-DEFAULT_LIMITS = {
-    "memory_bytes": 3 * 1024 ** 3,   # address space; torch alone maps ~0.7 GB
-    "cpu_seconds": 600,              # the whole sandbox lifetime
-    "output_bytes": 2 * 1024 ** 2,   # what the student's code may print, in all
-    "cell_seconds": 60,              # wall time per test cell
-    "setup_seconds": 15,             # wall time per notebook cell run before the tests (they only define things)
-    "notebook_seconds": 300,         # wall time for one submission, replays included
-}
+DEFAULT_LIMITS = Limits().as_dict()  # the defaults as a mapping, for the front ends that merge JSON into them
 SERVER = "import sys; sys.path.insert(0, {!r}); from autograder.sandbox.server import main; main()"
 
 
@@ -43,44 +42,59 @@ def environment(home: str, config: dict) -> dict:
 
 
 class Process:
-    """One sandbox process. ``isolation`` says how it was made: "bubblewrap" or "none (<why>)"."""
+    """One sandbox process. ``isolation`` says how it was made: "bubblewrap" (with the controls it lacks,
+    if any) or "none (<why>)"."""
 
-    def __init__(self, limits: dict, preload: list, unsafe: bool):
-        self.limits, self.preload, self.unsafe = limits, preload, unsafe
+    def __init__(self, limits: Limits, preload: list, unsafe: bool):
+        self.limits, self.preload, self.unsafe = Limits.from_mapping(limits), preload, unsafe
         self.isolation = None  # once started
         self.proc = None       # the Popen of the sandbox (bwrap, or the interpreter itself)
         self.pid = None        # its process (and process group) id
         self.sock = None       # the grader's end of the socket pair
-        self.workdir = None
+        self.workdir = None    # a host folder: in the unsafe mode only
+        self.group = None      # its cgroups.Group
+        self.leftovers: list[str] = []  # what could not be removed after it (reported by the job)
 
     def start(self) -> socket.socket:
         """Start the server; the grader's end of its socket."""
         reason = isolation.probe()
         if reason is not None and not self.unsafe:
-            raise SandboxError(f"no sandbox can be made here: {reason}", "isolation")
-        self.workdir = tempfile.mkdtemp(prefix="sandbox-")
-        _seed_matplotlib_cache(self.workdir)
+            raise SandboxError(f"no sandbox can be made here: {reason}", Stop.ISOLATION)
+        limits = self.limits
+        self.group = cgroups.Group(limits.ram_bytes, limits.tasks)
+        weakref.finalize(self, self.group.remove)  # even if close() is never called, the groups go with us
+        config = {"limits": limits.as_dict(), "preload": self.preload}
+        if "pids" not in self.group.paths:  # the fallback: RLIMIT_NPROC, counted per user by the kernel
+            uid = isolation.NOBODY if reason is None and os.geteuid() == 0 else os.getuid()
+            config["nproc"] = cgroups.count_tasks_of(uid) + limits.tasks
         ours, theirs = socket.socketpair()
-        inside = isolation.WORKDIR if reason is None else self.workdir
-        env = environment(inside, {"fd": theirs.fileno(), "limits": self.limits, "preload": self.preload})
+        config["fd"] = theirs.fileno()
         keep = [theirs.fileno()]
         if reason is None:
-            if os.geteuid() == 0:
-                for folder, _, files in os.walk(self.workdir):
-                    for name in [folder, *(os.path.join(folder, f) for f in files)]:
-                        os.chown(name, isolation.NOBODY, isolation.NOBODY)
+            env = environment(isolation.WORKDIR, config)
             filter_fd = isolation.seccomp_fd()
             keep.append(filter_fd)
-            cmd = isolation.command(sys.executable, self.workdir, ["-I", "-c", SERVER.format(isolation.INSIDE)],
-                                    env, filter_fd)
-            self.isolation = "bubblewrap"
+            cmd = isolation.command(sys.executable, ["-I", "-c", SERVER.format(isolation.INSIDE)], env, filter_fd,
+                                    limits.disk_bytes, _matplotlib_files())
+            missing = cgroups.described(self.group.missing)
+            self.isolation = "bubblewrap" + (f" (LIMITED: {'; '.join(missing)})" if missing else "")
+            cwd = "/"
         else:
+            self.workdir = tempfile.mkdtemp(prefix="sandbox-")
+            _seed_matplotlib_cache(self.workdir)
+            env = environment(self.workdir, config)
             cmd = [sys.executable, "-I", "-c", SERVER.format(isolation.ROOT)]
             self.isolation = f"none ({reason})"
+            cwd = self.workdir
         try:
-            self.proc = subprocess.Popen(cmd, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL,
+            self.proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=keep,
-                                         start_new_session=True)
+                                         start_new_session=True, preexec_fn=self.group.join if self.group.paths
+                                         else None)
+        except BaseException:
+            ours.close()
+            self.close()
+            raise
         finally:
             for fd in keep:
                 os.close(fd)
@@ -103,23 +117,54 @@ class Process:
             self.kill()
             return None
 
+    def peak_memory(self) -> int | None:
+        """The most memory its group used (bytes), where a memory cgroup bounds it."""
+        return self.group.peak_memory() if self.group is not None else None
+
     def close(self) -> None:
         self.kill()
         if self.proc is not None:
             self.proc.wait()
         if self.sock is not None:
             self.sock.close()
+        if self.group is not None:
+            self.leftovers += [f"control group {folder}" for folder in self.group.remove()]
+            self.group = None
         if self.workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            if not remove_tree(self.workdir):
+                self.leftovers.append(f"work folder {self.workdir}")
+            self.workdir = None
         self.proc, self.sock, self.pid = None, None, None
+
+
+def remove_tree(folder: str) -> bool:
+    """Remove a folder however deep and whatever it holds (``rm`` walks it without recursion or path length
+    limits, and stays on its file system); True when nothing is left."""
+    if not os.path.lexists(folder):
+        return True
+    rm = shutil.which("rm") or "/bin/rm"
+    try:
+        subprocess.run([rm, "-rf", "--one-file-system", "--", folder], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return not os.path.lexists(folder)
+
+
+class Stop(StrEnum):
+    """Why a sandbox was stopped (a cell's status, as written in the results)."""
+    TIMEOUT = "timeout"      # a time limit was reached
+    CRASH = "crash"          # the process died (it exited, or a memory or task limit killed it)
+    PROTOCOL = "protocol"    # it sent something that is not a well-formed reply
+    ISOLATION = "isolation"  # no sandbox could be made
 
 
 class SandboxError(Exception):
     """The sandbox died, hung past its limit, or broke the protocol."""
 
-    def __init__(self, message: str, kind: str = "crash"):
+    def __init__(self, message: str, kind: Stop = Stop.CRASH):
         super().__init__(message)
-        self.kind = kind  # "timeout", "crash", "memory", "protocol", "isolation"
+        self.kind = Stop(kind)
 
 
 @functools.lru_cache(maxsize=1)
@@ -132,6 +177,12 @@ def font_cache() -> str | None:
         return None
     path = os.path.join(matplotlib.get_cachedir(), f"fontlist-v{font_manager.FontManager.__version__}.json")
     return path if os.path.exists(path) else None
+
+
+def _matplotlib_files() -> dict[str, str]:
+    """Read-only files for the sandbox's matplotlib folder (name -> host path): its font list."""
+    source = font_cache()
+    return {os.path.basename(source): source} if source else {}
 
 
 def _seed_matplotlib_cache(workdir: str) -> None:

@@ -16,8 +16,11 @@ from __future__ import annotations
 import operator
 from typing import NamedTuple
 
+from .wire import WireError
+
 SANDBOX, GRADER = "sandbox", "grader"   # who answers an operation
 CONFIG_VARIABLE = "AUTOGRADER_SANDBOX"  # the environment variable that carries the sandbox's configuration
+DRIVERS = "dlcourse.drivers"            # the package whose functions RUN may name
 
 
 class Operation(NamedTuple):
@@ -35,8 +38,9 @@ CALL = Operation("call", ("target", "args", "kwargs", "monitors"), SANDBOX,
 GETATTR = Operation("getattr", ("obj", "name"), SANDBOX, "an attribute of an object in the sandbox; reply: value")
 OPERATOR = Operation("op", ("name", "args"), SANDBOX, "OPERATORS[name](*args) in the sandbox; reply: value")
 ISINSTANCE = Operation("isinstance", ("obj", "cls"), SANDBOX, "isinstance(obj, cls) in the sandbox; reply: value")
-RUN = Operation("run", ("source", "name", "args", "kwargs"), SANDBOX,
-                "define a test's driver from its source and call it; reply: value")
+RUN = Operation("run", ("module", "source", "name", "args", "kwargs"), SANDBOX,
+                "call a test's driver: function name of module (a module of DRIVERS, imported there), or defined "
+                "from its source (only while verdicts.SOURCE_DRIVERS_REFUSED is off); reply: value")
 RELEASE = Operation("release", (), SANDBOX, "forget every object handed out so far; reply: value None")
 CALLBACK = Operation("callback", ("id", "args", "kwargs"), GRADER,
                      "call a test's function passed to the student's code; reply: value, or error (a string)")
@@ -62,6 +66,42 @@ def operation(header: dict, served_by: str) -> Operation | None:
     """The operation a received request asks for, if this side (``served_by``) serves it."""
     op = OPERATIONS.get(header.get("op"))
     return op if op is not None and op.served_by == served_by else None
+
+
+_OBSERVATIONS = {"torch_used": list, "line_count": int, "tampered": bool, "threads": bool}
+
+
+def check_reply(op: Operation, header: dict, number=None) -> dict:
+    """``header`` if it is a well-formed reply to request ``number`` of ``op`` (still encoded), else
+    ``wire.WireError`` (what the other side sent wrong). The grader checks every reply before reading it."""
+    if not isinstance(header, dict) or header.get("reply") is not True or not isinstance(header.get("ok"), bool):
+        raise WireError("not a reply")
+    if header.get("n") != number:
+        raise WireError("a reply to another request")
+    error = header.get("error")
+    if op is EXEC or not header["ok"]:
+        if op in (EXEC, RELEASE) and not header["ok"]:
+            raise WireError(f"{op.name} cannot fail")
+        if not isinstance(error, dict) and (error is not None or not header["ok"]):
+            raise WireError("malformed error")
+        if error is not None and not (isinstance(error.get("type"), str) and isinstance(error.get("message"), str)):
+            raise WireError("malformed error")
+    elif "value" not in header:
+        raise WireError("a reply without its value")
+    if op is RELEASE and header.get("value") is not None:
+        raise WireError("release answers None")
+    if op is CALL:
+        after = header.get("after") or []
+        if not isinstance(after, list) or not all(
+                isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (int, str)) for pair in after):
+            raise WireError("malformed arguments after the call")
+        observations = header.get("observations") or {}
+        if not isinstance(observations, dict) or any(
+                not isinstance(observations.get(key, kind()), kind) for key, kind in _OBSERVATIONS.items()):
+            raise WireError("malformed observations")
+        if not all(isinstance(name, str) for name in observations.get("torch_used", [])):
+            raise WireError("malformed observations")
+    return header
 
 
 def reply(ok: bool, **fields) -> dict:

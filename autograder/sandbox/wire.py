@@ -119,17 +119,46 @@ def _torch_if_loaded():
 
 
 class Decoder:
-    """Rebuilds a value; ``on_ref``/``on_callback``/``on_global`` say what references become here."""
+    """Rebuilds a value; ``on_ref``/``on_callback``/``on_global`` say what references become here.
+
+    One decoder serves one message and cannot amplify it: each raw buffer may be referenced once
+    (a second reference is refused), and the nodes it builds and the bytes it allocates are counted
+    against ``max_nodes`` and ``max_bytes`` before anything is allocated."""
 
     MAX_DEPTH = 100
+    MAX_NODES = 1_000_000
+    MAX_BYTES = 256 * 1024 ** 2
 
-    def __init__(self, buffers, on_ref, on_callback, on_global):
+    def __init__(self, buffers, on_ref, on_callback, on_global, max_nodes: int | None = None,
+                 max_bytes: int | None = None):
         self.buffers = buffers
         self.on_ref, self.on_callback, self.on_global = on_ref, on_callback, on_global
         self.depth = 0
+        self.nodes, self.max_nodes = 0, max_nodes or self.MAX_NODES
+        self.bytes, self.max_bytes = 0, max_bytes or self.MAX_BYTES
+        self.used: set[int] = set()
+
+    def _count(self, nodes: int = 1, size: int = 0) -> None:
+        self.nodes += nodes
+        self.bytes += size
+        if self.nodes > self.max_nodes or self.bytes > self.max_bytes:
+            raise WireError("the value is too large")
+
+    def _buffer(self, index) -> bytes:
+        """A raw buffer, at most once per message, counted before it is copied."""
+        index = int(index)
+        if index in self.used or not 0 <= index < len(self.buffers):
+            raise WireError("a buffer is referenced twice, or does not exist")
+        self.used.add(index)
+        data = self.buffers[index]
+        self._count(0, len(data))
+        return data
 
     def __call__(self, tree):
+        self._count()
         if tree is None or isinstance(tree, (bool, int, float, str)):
+            if isinstance(tree, str):
+                self._count(0, len(tree))
             return tree
         self.depth += 1
         try:
@@ -152,22 +181,31 @@ class Decoder:
         if kind == "float":
             return float(tree["v"])
         if kind == "bigint":
-            return int(tree["v"])
+            text = str(tree["v"])
+            if len(text) > 400:
+                raise WireError("integer too large")
+            return int(text)
         if kind == "complex":
             return complex(self(tree["re"]), self(tree["im"]))
         if kind == "bytes":
-            return self.buffers[int(tree["b"])]
+            return self._buffer(tree["b"])
         if kind == "nd":
             dtype = _dtype(tree["dtype"])
             shape = tuple(int(s) for s in tree["shape"])
-            data = self.buffers[int(tree["b"])]
-            if len(data) != dtype.itemsize * int(np.prod(shape, dtype=np.int64)):
+            if len(shape) > 32 or any(s < 0 for s in shape):
+                raise WireError("array shape is malformed")
+            data = self._buffer(tree["b"])
+            if len(data) != dtype.itemsize * int(np.prod(shape, dtype=object)):
                 raise WireError("array buffer has the wrong size")
             return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
         if kind == "np":
             dtype = _dtype(tree["dtype"])
-            return np.frombuffer(self.buffers[int(tree["b"])], dtype=dtype)[0]
+            data = self._buffer(tree["b"])
+            if len(data) != dtype.itemsize:
+                raise WireError("scalar buffer has the wrong size")
+            return np.frombuffer(data, dtype=dtype)[0]
         if kind == "rng":
+            self._count(len(json.dumps(tree["state"])) // 8)
             state = _from_jsonable(tree["state"])
             name = state.get("bit_generator")
             if name not in ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"):
@@ -180,7 +218,7 @@ class Decoder:
             tensor = torch.from_numpy(self(tree["nd"]))
             return tensor.requires_grad_(True) if tree.get("grad") and tensor.is_floating_point() else tensor
         if kind == "ref":
-            return self.on_ref(int(tree["id"]), str(tree.get("t", "")))
+            return self.on_ref(int(tree["id"]), str(tree.get("t", ""))[:100])
         if kind == "cb":
             return self.on_callback(int(tree["id"]))
         if kind == "global":

@@ -1,4 +1,5 @@
-"""Attacks on the operating-system boundary (issue 11, findings 1-4, 6 and 8).
+"""Attacks on the operating-system boundary (issue 11, findings 1-4, 6 and 8) and on the machine's shared
+resources (issue 27, findings 1-7: ``RESOURCE_ATTACKS``).
 
 What a determined student tries once the audit hook is out of the way: reading the
 solutions through a directory descriptor, planting code in the grader's packages,
@@ -141,6 +142,142 @@ def build_digits_cnn():
 """.replace("REPO", repr(str(ROOT))).replace("PLANTED", repr(PLANTED))
 
 
+# ------------------------------------------------------------------ issue 27: the machine's shared resources
+# finding 1: memory the address-space limit does not count (tmpfs, memfd), and disk
+SHARED_MEMORY_AND_DISK = """
+import os, mmap
+_held = []
+def _fill(opener, megabytes):
+    done = 0
+    try:
+        for i in range(megabytes // 2):
+            with opener(i) as f:
+                f.write(b"x" * (2 << 20))
+            done += 2
+    except OSError:
+        pass
+    return done
+_fill(lambda i: open(f"/tmp/fill-{i}", "wb"), 1600)
+_fill(lambda i: open(f"fill-{i}", "wb"), 1600)
+try:
+    for _ in range(600):
+        _fd = os.memfd_create("hold")
+        os.write(_fd, b"x" * (2 << 20))
+        _held.append(_fd)
+except OSError:
+    pass
+"""
+# finding 2: threads
+THREADS = """
+import threading
+_stop = threading.Event()
+_started = 0
+try:
+    for _ in range(3000):
+        threading.Thread(target=_stop.wait, daemon=True).start()
+        _started += 1
+except Exception:
+    pass
+"""
+# finding 3: a work folder too deep for a recursive clean-up
+DEEP_FOLDER = """
+import os
+_fd = os.open(".", os.O_RDONLY)
+for _ in range(3000):
+    try:
+        os.mkdir("d" * 10, dir_fd=_fd)
+        _next = os.open("d" * 10, os.O_RDONLY, dir_fd=_fd)
+        os.close(_fd)
+        _fd = _next
+        with open(f"/proc/self/fd/{_fd}/x", "wb") as _f:
+            _f.write(b"x" * 8192)
+    except OSError:
+        break
+"""
+# finding 4: one raw buffer referenced many times in a reply (a copy per reference if decoded naively)
+AMPLIFYING_REPLY = """
+import sys
+import numpy as np
+_wire = sys.modules["autograder.sandbox.wire"]
+_BIG = np.zeros(1_000_000)
+if not hasattr(_wire, "_encode"):  # every answer cell runs this prelude: patch once
+    _wire._encode = _wire.Encoder.__call__
+    def _amplified(self, value):
+        if value is _BIG:
+            return [_wire._encode(self, value)] * 700   # one 8 MB buffer, 700 references: 5.6 GB decoded naively
+        return _wire._encode(self, value)
+    _wire.Encoder.__call__ = _amplified
+def _answer(*args, **kwargs):
+    return _BIG
+"""
+# finding 5: values and markdown far larger than any check needs
+HUGE_TEXT = "x" * 300_000
+LONG_VALUES = """
+def _answer(*args, **kwargs):
+    return "x" * 300_000
+"""
+# finding 6: hidden test code read from the student's own process while it is graded
+READ_THE_DRIVER = """
+import linecache, sys
+def _answer(*args, **kwargs):
+    found = []
+    frame = sys._getframe(1)
+    while frame is not None:
+        found += [c for c in frame.f_code.co_consts if isinstance(c, str)]
+        found += [repr(v)[:5000] for v in list(frame.f_locals.values()) if isinstance(v, (str, dict))]
+        frame = frame.f_back
+    for lines in list(linecache.cache.values()):
+        found += list(lines[2]) if len(lines) > 2 else []
+    raise ValueError("\n".join(found)[:1_000_000])
+"""
+# finding 7: forged replies, the last one to the clean-up request (RELEASE)
+FORGED_REPLIES = """
+import json, os, socket, stat, struct
+def _socket_fd():
+    for fd in range(3, 64):
+        try:
+            if stat.S_ISSOCK(os.fstat(fd).st_mode):
+                return fd
+        except OSError:
+            pass
+def _message(header):
+    data = json.dumps(header).encode()
+    return struct.pack("!Q", len(data)) + data + struct.pack("!Q", 0)
+_calls = 0
+def _answer(*args, **kwargs):
+    global _calls
+    _calls += 1
+    fd = _socket_fd()
+    forged = [{"reply": True, "ok": True, "value": 1.0, "n": _calls},
+              {"reply": True, "ok": False, "error": 12345},
+              {"reply": True, "ok": True, "n": "x" * 100},
+              {"reply": 1}]
+    for header in forged:
+        os.write(fd, _message(header))
+    return 0.0
+"""
+
+
+def resource_attacks() -> dict[str, tuple[str, object]]:
+    """Issue 27, findings 1-7: built on the release, each must earn no more than it and stay within its
+    budget; ``test_grading`` also checks the machine's memory, disk and tasks after the run."""
+    chs = chapters()
+    markdown = _scratch(_every_answer(chs[5], LONG_VALUES), HUGE_TEXT)
+    markdown.cells.append(nbformat.v4.new_markdown_cell(HUGE_TEXT))
+    return {
+        "shared_memory_and_disk": (chs[0], _scratch(untouched(chs[0]), SHARED_MEMORY_AND_DISK)),
+        "threads": (chs[1], _scratch(untouched(chs[1]), THREADS, at_end=False)),
+        "deep_work_folder": (chs[2], _scratch(untouched(chs[2]), DEEP_FOLDER)),
+        "amplifying_reply": (chs[3], _every_answer(chs[3], AMPLIFYING_REPLY)),
+        "long_values_and_markdown": (chs[5], markdown),
+        "read_the_driver": (READ_THE_DRIVER_CHAPTER, _every_answer(READ_THE_DRIVER_CHAPTER, READ_THE_DRIVER)),
+        "forged_replies": (chs[4], _every_answer(chs[4], FORGED_REPLIES)),
+    }
+
+
+READ_THE_DRIVER_CHAPTER = "ch07_gnn"  # its hidden tests call a driver many times
+
+
 def _scratch(nb, code: str, at_end: bool = True) -> nbformat.NotebookNode:
     cell = nbformat.v4.new_code_cell(code)
     nb.cells.insert(len(nb.cells) if at_end else 0, cell)
@@ -166,6 +303,7 @@ def attacks() -> dict[str, tuple[str, object]]:
         "huge_replies": (chs[3], _every_answer(chs[3], HUGE_REPLIES)),
         "slow_finalizer": (chs[4], _every_answer(chs[4], SLOW_FINALIZER)),
         "slow_scratch_cells": (chs[1], slow_cells),
+        **resource_attacks(),
     }
 
 

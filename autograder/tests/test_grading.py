@@ -98,7 +98,28 @@ def graded(tmp_path_factory) -> Graded:
     after = _fingerprint()
     graded.changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
     graded.leftover = _processes_started_by_students()
+    graded.machine = _sandboxes_left()
     return graded
+
+
+def _sandboxes_left() -> list[str]:
+    """What the run's sandboxes could have left on the machine: control groups of grading processes that have
+    ended (memory, tasks) and sandbox processes still running. (Their disk is a tmpfs in their own mount
+    namespace: nothing of it can outlive them; a host folder is only made in the unsafe mode.)"""
+    import glob
+    left = []
+    for group in glob.glob("/sys/fs/cgroup/*/**/autograder-*/sandbox-*", recursive=True):
+        pid = int(Path(group).name.split("-")[1])
+        if not Path(f"/proc/{pid}").exists():
+            left.append(group)
+    for entry in Path("/proc").iterdir():
+        try:
+            if b"autograder.sandbox.server" in (entry / "cmdline").read_bytes() and \
+                    f"autograder-{os.getsid(0)}" in (entry / "cgroup").read_text():
+                left.append(f"process {entry.name}")
+        except OSError:
+            continue
+    return left
 
 
 def _fingerprint() -> dict[str, str]:
@@ -202,6 +223,36 @@ def test_budgets_and_sizes_hold_whatever_the_submission_does(graded):
                       [len(e) for e in result["cell_errors"].values()] + [0])
         assert longest <= 5000, f"{name}: a message of {longest} characters was kept"
     assert graded.result("attack-kill_the_grader", chapters()[2])["status"] in ("graded", "limit")
+
+
+def test_the_machine_is_bounded_and_given_back(graded):
+    """Issue 27, findings 1-7, each beside the honest class: memory the address space does not count (tmpfs,
+    memfd), disk, threads, a folder too deep to clean, an amplifying reply, huge values and markdown, a search
+    of its own memory for hidden tests, forged replies. Each earns no more than the release (checked above),
+    stays within its budget, costs only its own notebook a limit/error row, and leaves nothing behind."""
+    assert graded.machine == [], f"left on the machine after grading: {graded.machine[:5]}"
+    for name, (chapter, _) in boundary_attacks.resource_attacks().items():
+        result = graded.result(f"attack-{name}", chapter)
+        assert result["status"] in ("graded", "limit"), (name, result["status"], result["problems"])
+        assert not [p for p in result["problems"] if "could not be removed" in p], (name, result["problems"])
+        assert result["seconds"] <= LIMITS["notebook_seconds"] + 30, (name, result["seconds"])
+    assert "bubblewrap" in str(graded.result("reference", chapters()[0])["isolation"])
+    for name in ("amplifying_reply", "forged_replies"):
+        chapter = boundary_attacks.resource_attacks()[name][0]
+        statuses = {c["status"] for c in graded.result(f"attack-{name}", chapter)["cells"]}
+        assert "protocol" in statuses, (name, statuses)
+    chapter = boundary_attacks.resource_attacks()["long_values_and_markdown"][0]
+    result = graded.result("attack-long_values_and_markdown", chapter)
+    assert any("only the first" in p for p in result["problems"]), result["problems"]
+    page = (graded.out / "feedback" / "attack-long_values_and_markdown" / chapter / f"{chapter}.html").read_text()
+    from autograder.sanitize import MAX_CELL_CHARS
+    assert "x" * 20_000 in page and "x" * (MAX_CELL_CHARS["code"] + 1) not in page
+    chapter = boundary_attacks.READ_THE_DRIVER_CHAPTER
+    hidden = _hidden_lines(chapter)
+    kept = (graded.out / "results" / "attack-read_the_driver" / f"{chapter}.json").read_text() + \
+        (graded.out / "feedback" / "attack-read_the_driver" / chapter / f"{chapter}.html").read_text()
+    import html as h
+    assert hidden and not [line for line in hidden if line in h.unescape(kept) or json.dumps(line)[1:-1] in kept]
 
 
 def test_honest_variations_earn_what_the_reference_earns(graded):

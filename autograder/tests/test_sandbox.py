@@ -1,5 +1,6 @@
 """The sandbox, directly: what the student's code may not do, and the limits it runs under."""
 import os
+import time
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ import pytest
 from autograder.course import ROOT
 from autograder.sandbox import isolation, protocol, wire
 from autograder.sandbox.client import Sandbox, SandboxError
+from autograder.tests import boundary_attacks
 
 
 @pytest.fixture(scope="module")
@@ -20,8 +22,8 @@ def box():
     f"open({str(ROOT / 'solutions' / 'README.md')!r}).read()",
     f"open({str(ROOT / 'nbgrader_config.py')!r}).read()",
     "import os; os.listdir('/work')",
-    "import os; os.listdir('/tmp')",
-    "open('/tmp/written-by-a-student', 'w').write('x')",
+    "import os; os.listdir('/home')",
+    "open('/usr/written-by-a-student', 'w').write('x')",
     "import os; os.system('true')",
     "import subprocess; subprocess.run(['true'])",
     "import os; os.kill(os.getppid(), 0)",
@@ -244,7 +246,273 @@ def test_every_operation_round_trips(box):
     assert apply(lambda x: 2 * x, 3) == 7, "the sandbox calls back into the test's function"
     v = V(-2) + V(-1)
     assert isinstance(v, V) and v.x == -3 and v.norm() == 3
-    assert box.run_driver("def drive(V, n):\n    return [V(i).norm() for i in range(n)]\n", "drive", (V, 3), {}) \
-        == [0, 1, 2]
+    drive = "def drive(V, n):\n    return [V(i).norm() for i in range(n)]\n"
+    assert box.run_driver("drive", (V, 3), {}, source=drive) == [0, 1, 2]
     box.release()
     assert box.handles == {} and box.callbacks == {}
+
+
+# ------------------------------------------------------------------ issue 27: the machine's shared resources
+
+def _machine():
+    """The control groups of this grading session's sandboxes (what a sandbox takes and must give back)."""
+    import glob
+    return sorted(glob.glob(f"/sys/fs/cgroup/*/**/autograder-{os.getsid(0)}/**", recursive=True))
+
+
+def test_memory_disk_and_tasks_are_bounded_by_the_kernel():
+    """Findings 1-3: tmpfs, the work folder, memfd and threads meet the kernel's limits; nothing is left."""
+    from autograder.sandbox import cgroups
+    from autograder.sandbox.limits import MiB
+    before = _machine()
+    limits = {"disk_bytes": 64 * MiB, "ram_bytes": 512 * MiB, "tasks": 64}
+    with Sandbox(limits) as sandbox:
+        sandbox.run_cell(boundary_attacks.THREADS + boundary_attacks.DEEP_FOLDER, "attack")
+        sandbox.run_cell("import os, shutil\n"
+                         "def _state():\n"
+                         "    return [shutil.disk_usage('/tmp').total, _started]\n", "probe")
+        disk, threads = sandbox.function("_state")()
+        groups = dict(sandbox.process.group.paths) if sandbox.process.group else {}
+        try:  # 1.2 GB of memfd and 3.2 GB of files: refused (ENOSPC), or the process is killed at its limit
+            sandbox.run_cell(boundary_attacks.SHARED_MEMORY_AND_DISK, "hog")
+            stopped = None
+        except SandboxError as exc:
+            stopped = exc.kind
+        peak = sandbox.process.peak_memory()
+        assert sandbox.process.workdir is None  # its work folder is a tmpfs: nothing on the host's disk
+    assert disk <= 64 * MiB and threads < 64
+    if cgroups.missing():
+        pytest.skip(f"no cgroup here: {cgroups.missing()}")
+    assert set(groups) == {"memory", "pids"} and peak <= 512 * MiB and stopped == "crash"
+    assert _machine() == before and not any(os.path.exists(g) for g in groups.values())
+
+
+def test_the_wire_cannot_amplify():
+    """Finding 4: one buffer referenced twice is refused, and the decoded size is capped before allocation."""
+    enc = wire.Encoder(lambda v: None)
+    node = enc(np.zeros(1000))
+    dec = wire.Decoder(enc.buffers, None, None, None)
+    with pytest.raises(wire.WireError):
+        dec([node, node])
+    with pytest.raises(wire.WireError):
+        wire.Decoder(enc.buffers, None, None, None, max_bytes=4000)(node)
+    with pytest.raises(wire.WireError):
+        wire.Decoder([], None, None, None, max_nodes=1000)(list(range(2000)))
+
+
+def test_drivers_are_named_not_sent(box, monkeypatch):
+    """Finding 6: a driver of dlcourse.drivers reaches the sandbox as its module and name; with
+    SOURCE_DRIVERS_REFUSED on, a test cell's own function is refused; the sandbox imports nothing else."""
+    from autograder import verdicts
+    from dlcourse.drivers.ch02_universal_approximation import relu_alias_probe
+    box.run_cell("def relu(x):\n    return x * (x > 0)\n", "relu")
+    recorder = verdicts.Recorder(box, [])
+    probe = recorder.in_student_process(relu_alias_probe, (box.function("relu"), np.array([1.0, -2.0])), {})
+    assert probe["value"].tolist() == [1.0, 0.0] and not probe["shares"]
+
+    def own(relu, x):
+        return relu(x)
+    assert recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {}).tolist() == [0.0]
+    monkeypatch.setattr(verdicts, "SOURCE_DRIVERS_REFUSED", True)
+    with pytest.raises(TypeError):
+        recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {})
+    with pytest.raises(ValueError):
+        box.run_driver("loads", ([],), {}, module="json")
+
+
+def test_every_malformed_reply_is_a_protocol_stop():
+    """Finding 7: a reply that is not what its request answers, to any request (RELEASE included), stops
+    that sandbox as broken protocol, never an error of the grader."""
+    import socket
+    import threading
+    forged = [{"reply": True, "ok": False, "error": 5}, {"reply": True, "ok": True}, {"reply": 1, "ok": True},
+              {"reply": True, "ok": True, "value": None, "n": 99}, {"reply": True, "ok": False,
+                                                                    "error": {"type": "X", "message": "y"}}]
+    for op, fields in ((protocol.RELEASE, {}), (protocol.EXEC, {"code": "", "name": "c"}),
+                       (protocol.CALL, {"target": None, "args": [], "kwargs": {}, "monitors": []})):
+        for header in forged:
+            sandbox = Sandbox()
+            sandbox.sock, theirs = socket.socketpair()
+            sandbox.process.kill = lambda: None
+            answer = {**header}
+
+            def reply():
+                wire.recv(theirs)
+                wire.send(theirs, answer, wire.Encoder(None))
+            thread = threading.Thread(target=reply)
+            thread.start()
+            with pytest.raises(SandboxError) as stop:
+                sandbox.simple(op, **fields)
+            thread.join()
+            theirs.close()
+            sandbox.sock.close()
+            ok = op is protocol.CALL and header.get("ok") is False and isinstance(header.get("error"), dict)
+            assert ok or stop.value.kind == "protocol", (op.name, header, stop.value)
+
+
+def test_no_hidden_test_text_enters_the_sandbox():
+    """Finding 6: while every integration check of a chapter runs, the student's process holds no line of its
+    hidden tests: not in any frame, global, module or linecache (what its code can read)."""
+    from autograder.course import HIDDEN_BEGIN, HIDDEN_END, Chapter, grade_id, graded_names, read, release_path
+    from autograder.job import Runner, sandbox_cells
+    from autograder.sandbox.limits import Limits
+    from autograder.sanitize import sanitize
+    from autograder.submissions import reference
+    from autograder.tests.test_grading import _hidden_lines
+    from autograder.verdicts import grade_test_cell
+    chapter = boundary_attacks.READ_THE_DRIVER_CHAPTER
+    source = Chapter.load(chapter)
+    notebook, _ = sanitize(reference(chapter), read(release_path(chapter)))
+    names = graded_names(source.source)
+    spy = SPY.replace("NAMES", repr(names))
+    runner = Runner(sandbox_cells(notebook) + [("spy", spy)], Limits(), ("torch",), time.monotonic() + 600)
+    try:
+        box = runner.ready()
+        assert "spy" not in runner.cell_errors, runner.cell_errors
+        # the control: a driver sent as source (what drivers were) is seen by the spy
+        grade_test_cell(box, "control", CONTROL.format(begin=HIDDEN_BEGIN, end=HIDDEN_END, name=names[0]), 1.0,
+                        names, 60)
+        assert CONTROL_MARK.encode() in box.function("_seen")()
+        cells = [c for c in source.cells("tests") if "in_student_process" in c.source]
+        assert cells
+        for cell in cells:
+            verdict = grade_test_cell(box, grade_id(cell), cell.source, 1.0, names, 120)
+            assert verdict.score == 1.0, verdict
+        seen = box.function("_seen")().decode("utf-8", "replace")
+    finally:
+        runner.close()
+    hidden = _hidden_lines(chapter)
+    assert hidden and len(seen) > 10_000
+    assert not [line for line in hidden if line in seen]
+
+
+CONTROL_MARK = "a line of a hidden driver that the spy sees when drivers travel as source"
+CONTROL = """from dlcourse.testing import check, in_student_process
+{begin}
+def _hidden_driver(f):
+    mark = "%s"
+    try:
+        f()
+    except TypeError:
+        pass
+    return mark
+with check("control"):
+    in_student_process(_hidden_driver, {name})
+{end}
+""" % CONTROL_MARK
+
+SPY = r"""
+import gc as _gc, linecache as _linecache, sys as _sys
+_texts = set()
+def _collect(value, depth=0):
+    try:
+        _gather(value, depth)
+    except Exception:
+        pass
+def _gather(value, depth):
+    if isinstance(value, str):
+        _texts.add(value)
+    elif isinstance(value, bytes):
+        _texts.add(value.decode("utf-8", "replace"))
+    elif depth < 3 and isinstance(value, dict):
+        for k, v in list(value.items()):
+            _collect(k, depth + 1)
+            _collect(v, depth + 1)
+    elif depth < 3 and isinstance(value, (list, tuple)):
+        for v in value:
+            _collect(v, depth + 1)
+    elif hasattr(value, "co_consts"):
+        for c in value.co_consts:
+            _collect(c, depth)
+def _look():
+    frame = _sys._getframe(1)
+    while frame is not None:
+        _collect(frame.f_code)
+        _collect(frame.f_locals)
+        _collect(frame.f_globals)
+        frame = frame.f_back
+    for name, module in list(_sys.modules.items()):
+        if name.split(".")[0] in ("torch", "numpy", "scipy", "sklearn", "matplotlib"):
+            continue  # big third-party libraries: they cannot hold a test's text
+        for value in list(getattr(module, "__dict__", {}).values()):
+            _collect(value)
+            _collect(getattr(value, "__code__", None))
+    for entry in list(_linecache.cache.values()):
+        _collect(entry)
+_calls = [0]
+def _spied(f):
+    def spy(*args, **kwargs):
+        _calls[0] += 1
+        if _calls[0] % 500 == 1:  # from inside every driver, without scanning on each of its many calls
+            _look()
+        return f(*args, **kwargs)
+    return spy
+for _name in NAMES:
+    if callable(globals().get(_name)) and not isinstance(globals()[_name], type):
+        globals()[_name] = _spied(globals()[_name])
+def _seen():
+    return "\n".join(sorted(_texts)).encode()
+"""
+
+
+def test_cleanup_has_no_depth_limit_and_reports_what_stays(tmp_path):
+    """Finding 3: a folder deeper than Python's recursion limit is removed, and one that cannot be removed
+    (an immutable file in it) is reported, not silently left."""
+    import shutil
+    import subprocess
+
+    from autograder.sandbox.process import remove_tree
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY)
+    for _ in range(1200):  # deeper than sys.getrecursionlimit(): shutil.rmtree would fail
+        os.mkdir("d", dir_fd=fd)
+        inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
+    assert remove_tree(str(deep)) and not deep.exists()
+    stuck = tmp_path / "stuck"
+    stuck.mkdir()
+    (stuck / "kept").write_text("x")
+    if os.geteuid() != 0 or not shutil.which("chattr") or \
+            subprocess.run(["chattr", "+i", str(stuck / "kept")], capture_output=True).returncode != 0:
+        pytest.skip("no immutable files here")
+    try:
+        assert remove_tree(str(stuck)) is False and (stuck / "kept").exists()
+    finally:
+        subprocess.run(["chattr", "-i", str(stuck / "kept")], check=True)
+
+
+def test_groups_of_a_killed_grading_process_are_swept():
+    """A grading process killed at its hard limit cannot remove its sandbox's groups: the next sandbox does."""
+    from autograder.sandbox import cgroups
+    if cgroups.missing():
+        pytest.skip(f"no cgroup here: {cgroups.missing()}")
+    with Sandbox() as first:
+        orphans = [os.path.join(os.path.dirname(path), "sandbox-999999999-1")
+                   for path in first.process.group.paths.values()]
+        for orphan in orphans:
+            os.mkdir(orphan)
+        with Sandbox():
+            assert not any(os.path.exists(orphan) for orphan in orphans)
+
+
+def test_drivers_hold_no_hidden_test():
+    """The drivers are public helper code: no three consecutive lines of any chapter's hidden tests (one of
+    them found nowhere in the release) are in dlcourse/drivers/."""
+    import re
+
+    from autograder.course import HIDDEN_BEGIN, HIDDEN_END, chapters, read, source_path
+    from autograder.tests.test_grading import _hidden_lines
+    drivers = ROOT / "dlcourse" / "drivers"
+    text = "\n".join(line.strip() for path in drivers.glob("*.py") for line in path.read_text().splitlines())
+    assert len(list(drivers.glob("ch*.py"))) >= 7
+    for chapter in chapters():
+        secret = set(_hidden_lines(chapter))
+        for cell in read(source_path(chapter)).cells:
+            for part in re.findall(rf"{re.escape(HIDDEN_BEGIN)}(.*?){re.escape(HIDDEN_END)}", cell.source, re.S):
+                lines = [line.strip() for line in part.splitlines() if line.strip()]
+                for window in zip(lines, lines[1:], lines[2:]):
+                    if secret & set(window):
+                        assert "\n".join(window) not in text, (chapter, window)

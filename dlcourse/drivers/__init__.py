@@ -1,7 +1,7 @@
-"""Drivers of the integration checks, one module per chapter folder (``ch03_backprop.py``, ...).
+"""Drivers of the integration checks, one module per chapter (named like the chapter's folder).
 
-A driver is the function a test cell passes to ``dlcourse.testing.in_student_process``: it runs where
-the student's code runs, calls the student's pieces it is given, and returns plain data (numbers,
-lists, dicts, NumPy arrays). It holds no check, threshold or secret data: the verdict is computed in
-the test cell, from what the driver returns. Each imports what it needs in its own body.
+A driver is the function a test cell hands to ``dlcourse.testing.in_student_process``: it runs where
+the student's code runs (under the grader: in the sandbox, which imports it from here by module and
+name), uses the student's pieces it is given and returns plain data. Drivers are public helper code:
+no hidden check, threshold or secret data lives here; the verdict stays in the test cell.
 """

@@ -31,6 +31,14 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..drivers.ch04_cnn import (
+    digits_cnn_logits,
+    digits_cnn_report,
+    numpy_cnn_backprop,
+    numpy_cnn_gradients,
+    recover_kernel,
+    train_numpy_cnn,
+)
 from .explorer import Explorer, cached
 from .picture import LiveFigure, kept_figure
 
@@ -460,53 +468,8 @@ def pooling_shift_explorer(*, conv2d, max_pool2d, avg_pool2d):
                     title="Stride and pooling: equivariant only to shifts by multiples of the total stride")
 
 
-# ------------------------------------------------------------------ drivers of the integration checks
-
-def recover_kernel(conv2d, conv2d_backward, X, Y, steps=60, lr=0.2, shape=(1, 1, 3, 3)):
-    """Gradient descent on a kernel W of ``shape``, from zeros, for the loss mean((conv2d(X, W) - Y) ** 2),
-    with the student's conv2d and conv2d_backward. Returns {"weights": W, "kernel": W[0, 0], "losses": [...]}."""
-    import numpy as np
-    W = np.zeros(tuple(shape))
-    losses = []
-    for _ in range(steps):
-        R = np.asarray(conv2d(X, W), dtype=float) - Y
-        losses.append(float(np.mean(R ** 2)))
-        _, dW, _ = conv2d_backward(X, W, 2.0 * R / R.size)
-        W = W - lr * np.asarray(dW, dtype=float)
-    return {"weights": W, "kernel": W[0, 0], "losses": losses}
-
-
-def train_numpy_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X, y, channels=(8, 16),
-                    epochs=4, batch=32, lr=0.01, seed=0):
-    """A CNN made only of the student's functions, trained with Adam on (X (N, 1, 8, 8), y):
-    conv 3×3 (1 → c1), ReLU, conv 3×3 (c1 → c2), ReLU, max pool 2×2, linear (4 c2 → 10), softmax
-    cross-entropy. Returns the trained weights {W1, b1, W2, b2, W3, b3} and the batch losses."""
-    import numpy as np
-
-    from dlcourse.widgets.ch04 import numpy_cnn_backprop
-    rng = np.random.default_rng(seed)
-    c1, c2 = channels
-    P = {"W1": rng.standard_normal((c1, 1, 3, 3)) * np.sqrt(2 / 9), "b1": np.zeros(c1),
-         "W2": rng.standard_normal((c2, c1, 3, 3)) * np.sqrt(2 / (9 * c1)), "b2": np.zeros(c2),
-         "W3": rng.standard_normal((10, 4 * c2)) * np.sqrt(1 / (4 * c2)), "b3": np.zeros(10)}
-    m1 = {k: np.zeros_like(v) for k, v in P.items()}
-    m2 = {k: np.zeros_like(v) for k, v in P.items()}
-    t, losses = 0, []
-    for _ in range(epochs):
-        order = rng.permutation(len(X))
-        for start in range(0, len(X), batch):
-            idx = order[start:start + batch]
-            loss, G = numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward,
-                                         P, X[idx], y[idx], eps=1e-12)
-            losses.append(loss)
-            t += 1
-            for k in P:  # Adam
-                g = np.asarray(G[k], dtype=float)
-                m1[k] = 0.9 * m1[k] + 0.1 * g
-                m2[k] = 0.999 * m2[k] + 0.001 * g * g
-                P[k] = P[k] - lr * (m1[k] / (1 - 0.9 ** t)) / (np.sqrt(m2[k] / (1 - 0.999 ** t)) + 1e-8)
-    return {"weights": P, "losses": losses}
-
+# ------------------------------------------------------------------ the grader's oracles of the integration checks
+# (their drivers live in dlcourse.drivers.ch04_cnn)
 
 def numpy_cnn_logits(weights, X):
     """The logits of ``train_numpy_cnn``'s network for images X (N, 1, 8, 8), computed with torch."""
@@ -518,44 +481,6 @@ def numpy_cnn_logits(weights, X):
         a2 = F.relu(F.conv2d(a1, P["W2"], P["b2"]))
         features = F.max_pool2d(a2, 2).flatten(1)
         return (features @ P["W3"].T + P["b3"]).numpy()
-
-
-def numpy_cnn_gradients(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, weights, X, y):
-    """One forward and backward pass of ``train_numpy_cnn``'s network at ``weights`` on the batch (X, y),
-    with the student's functions: the loss and the gradients of every weight (plain data)."""
-    import numpy as np
-
-    from dlcourse.widgets.ch04 import numpy_cnn_backprop
-    P = {k: np.asarray(v, dtype=float) for k, v in weights.items()}
-    loss, G = numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, P, X, y)
-    return {"loss": loss, "grads": {k: np.asarray(v, dtype=float) for k, v in G.items()}}
-
-
-def numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, P, X, y, eps=0.0):
-    """``(loss, gradients)`` of ``train_numpy_cnn``'s network with weights ``P`` on the batch (X, y):
-    one forward and one backward pass through the student's functions (the drivers above import it)."""
-    n = len(X)
-    z1 = np.asarray(conv2d(X, P["W1"], P["b1"]), dtype=float)
-    a1 = np.maximum(z1, 0.0)
-    z2 = np.asarray(conv2d(a1, P["W2"], P["b2"]), dtype=float)
-    a2 = np.maximum(z2, 0.0)
-    pooled = np.asarray(max_pool2d(a2, 2), dtype=float)
-    features = pooled.reshape(n, -1)
-    logits = features @ P["W3"].T + P["b3"]
-    logits = logits - logits.max(axis=1, keepdims=True)
-    prob = np.exp(logits)
-    prob /= prob.sum(axis=1, keepdims=True)
-    loss = float(-np.mean(np.log(prob[np.arange(n), y] + eps)))
-    dlogits = prob.copy()
-    dlogits[np.arange(n), y] -= 1.0
-    dlogits /= n
-    G = {"W3": dlogits.T @ features, "b3": dlogits.sum(axis=0)}
-    dpooled = (dlogits @ P["W3"]).reshape(pooled.shape)
-    dz2 = np.asarray(max_pool2d_backward(a2, dpooled, 2), dtype=float) * (z2 > 0)
-    da1, G["W2"], G["b2"] = conv2d_backward(a1, P["W2"], dz2)
-    dz1 = np.asarray(da1, dtype=float) * (z1 > 0)
-    _, G["W1"], G["b1"] = conv2d_backward(X, P["W1"], dz1)
-    return loss, G
 
 
 def torch_cnn_gradients(weights, X, y):
@@ -571,60 +496,3 @@ def torch_cnn_gradients(weights, X, y):
     return {"loss": float(loss.item()), "grads": {k: v.grad.numpy() for k, v in P.items()}}
 
 
-def digits_cnn_report(build_digits_cnn):
-    """The student's network, untrained: output shapes for batches of 1 and 5, parameter count, and
-    whether it holds an nn.Conv2d (plain data)."""
-    import torch
-    torch.manual_seed(0)
-    model = build_digits_cnn()
-    with torch.no_grad():
-        outputs = [model(torch.rand(n, 1, 8, 8)) for n in (1, 5)]
-        shapes = [list(out.shape) for out in outputs]
-        varies = bool(outputs[1].dim() == 2 and not torch.allclose(outputs[1][0], outputs[1][1:]))
-    return {"shapes": shapes, "n_params": int(sum(p.numel() for p in model.parameters())),
-            "has_conv": any(isinstance(m, torch.nn.Conv2d) for m in model.modules()), "varies": varies}
-
-
-def digits_cnn_logits(build_digits_cnn, X_train, y_train, X_test):
-    """``build_digits_cnn()`` trained by the course recipe on (X_train, y_train); returns its logits on
-    X_test as a NumPy array. The data come from the caller (``dlcourse.data.digits_split()``: pixels / 16
-    as float32 (N, 1, 8, 8), the stratified 75/25 split with random_state 0); the recipe:
-    torch.manual_seed(0), Adam lr 3e-3, cross-entropy, batches of 64 shuffled by a generator seeded
-    with 0, 30 epochs, one thread (Adam written out, the same update as torch.optim.Adam)."""
-    import numpy as np
-    import torch
-    import torch.nn.functional as F
-
-    torch.set_num_threads(1)
-    Xtr = torch.from_numpy(np.asarray(X_train, dtype=np.float32))
-    ytr = torch.from_numpy(np.asarray(y_train, dtype=np.int64))
-    torch.manual_seed(0)
-    model = build_digits_cnn()
-    torch.manual_seed(0)
-    # Adam (betas 0.9, 0.999, eps 1e-8), written out: torch.optim imports torch._dynamo, which a
-    # grading sandbox does not allow (it sets environment variables)
-    params = [p for p in model.parameters() if p.requires_grad]
-    first = [torch.zeros_like(p) for p in params]
-    second = [torch.zeros_like(p) for p in params]
-    generator = torch.Generator().manual_seed(0)
-    model.train()
-    step = 0
-    for _ in range(30):
-        order = torch.randperm(len(Xtr), generator=generator)
-        for start in range(0, len(Xtr), 64):
-            batch = order[start:start + 64]
-            for p in params:
-                p.grad = None
-            F.cross_entropy(model(Xtr[batch]), ytr[batch]).backward()
-            step += 1
-            with torch.no_grad():
-                for p, m, v in zip(params, first, second):
-                    if p.grad is None:
-                        continue
-                    m.mul_(0.9).add_(p.grad, alpha=0.1)
-                    v.mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
-                    denom = (v / (1 - 0.999 ** step)).sqrt_().add_(1e-8)
-                    p.addcdiv_(m, denom, value=-3e-3 / (1 - 0.9 ** step))
-    model.eval()
-    with torch.no_grad():
-        return model(torch.from_numpy(np.asarray(X_test, dtype=np.float32))).double().numpy()
