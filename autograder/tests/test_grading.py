@@ -285,14 +285,18 @@ def test_broken_notebooks_are_reported_and_cost_only_what_did_not_run(graded):
 
 
 def _hidden_lines(chapter: str) -> list[str]:
-    """Hidden-test lines that appear nowhere in the release (so seeing one means a leak)."""
+    """Hidden-test lines that appear nowhere in the release or the solutions (so seeing one means a leak)."""
     from autograder.course import release_path
     hidden = set()
     for cell in read(source_path(chapter)).cells:
         for part in re.findall(rf"{re.escape(HIDDEN_BEGIN)}(.*?){re.escape(HIDDEN_END)}", cell.source, re.S):
             hidden.update(line.strip() for line in part.splitlines())
     public = {line.strip() for cell in read(release_path(chapter)).cells for line in cell.source.splitlines()}
-    return [line for line in hidden - public if len(line) > 25 and not line.startswith("#")]
+    # a line the reference solution also holds (a loop the test re-computes in NumPy) is the student's own too
+    hidden_parts = rf"{re.escape(HIDDEN_BEGIN)}.*?{re.escape(HIDDEN_END)}"
+    solution = {line.strip() for cell in read(source_path(chapter)).cells
+                for line in re.sub(hidden_parts, "", cell.source, flags=re.S).splitlines()}
+    return [line for line in hidden - public - solution if len(line) > 25 and not line.startswith("#")]
 
 
 def test_feedback_names_checks_but_never_shows_hidden_tests(graded):
