@@ -28,3 +28,34 @@ def batchnorm_eval_copies(batchnorm_forward):
         if isinstance(a, np.ndarray) and a.flags.writeable:
             a[...] = 99.0                    # writing into the returned statistics must not change the inputs
     return {"values": values, "rm_after": rm, "rv_after": rv}
+
+
+def train_traced(train_digits, init_weights, orthogonal_init, layernorm_forward, layernorm_backward, adam_step,
+                 cross_entropy, X_train, y_train, X_val, y_val, **settings):
+    """The student's ``train_digits(init_weights, orthogonal_init, layernorm_forward, layernorm_backward,
+    adam_step, cross_entropy, X_train, y_train, X_val, y_val, **settings)``, with ``adam_step`` wrapped to
+    record each call (then calling the given one).
+
+    Returns plain data: what ``train_digits`` returned (``params`` as a list of float arrays; ``losses``,
+    ``val_loss``, ``val_accuracy`` as float arrays; ``None`` for a missing key) and the trace of
+    ``adam_step``: per call its step number ``ts``, learning rate ``lrs`` and the ``shapes`` of the parameter."""
+    import numpy as np
+
+    ts, lrs, shapes = [], [], []
+
+    def recorded_adam_step(param, grad, m, v, t, lr=1e-3, **options):
+        ts.append(t if isinstance(t, (int, np.integer)) else float(t))
+        lrs.append(float(lr))
+        shapes.append(tuple(np.shape(param)))
+        return adam_step(param, grad, m, v, t, lr=lr, **options)
+
+    result = train_digits(init_weights, orthogonal_init, layernorm_forward, layernorm_backward, recorded_adam_step,
+                          cross_entropy, X_train, y_train, X_val, y_val, **settings)
+    out = {"type": type(result).__name__, "ts": np.asarray(ts, dtype=np.float64),
+           "lrs": np.asarray(lrs, dtype=np.float64), "shapes": shapes}
+    value = result.get("params") if isinstance(result, dict) else None
+    out["params"] = None if value is None else [np.array(p, dtype=np.float64) for p in value]
+    for key in ("losses", "val_loss", "val_accuracy"):
+        value = result.get(key) if isinstance(result, dict) else None
+        out[key] = None if value is None else np.asarray([float(v) for v in value], dtype=np.float64)
+    return out

@@ -10,7 +10,9 @@
   cross_entropy)``: a digits MLP built from the student's pieces, with a switch per trick (train and
   validation curves, per-layer activation and gradient statistics; every run precomputed).
 
-``train_digits_mlp`` is also the driver of the chapter's graded integration check.
+``train_digits_mlp`` is also the driver of the recipe check (``test_digits_recipe``). The student's own loop,
+``train_digits``, is graded; its data and the forward pass the grader evaluates it with are here:
+``digits_holdout()`` (training, validation and test digits, fixed by seed) and ``digits_logits``.
 
 Each render function is pure and returns ``(figure, readout_text)``.
 """
@@ -28,8 +30,8 @@ from .picture import LiveFigure, decade_limits, kept_figure, plain_log_axis
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
-    "targets_explorer", "render_targets", "train_digits_mlp", "digits_split", "recipe_runs", "render_recipe",
-    "recipe_explorer", "BARE", "FULL",
+    "targets_explorer", "render_targets", "train_digits_mlp", "digits_split", "digits_holdout", "digits_logits",
+    "recipe_runs", "render_recipe", "recipe_explorer", "BARE", "FULL",
 ]
 
 SCHEMES = ("lecun", "xavier", "he")
@@ -403,14 +405,30 @@ def train_digits_mlp(init_weights, dropout, batchnorm_forward, batchnorm_backwar
     return history
 
 
-def digits_split(n_train=300, n_val=500, seed=0):
-    """(X_train, y_train, X_val, y_val) from sklearn's 8x8 digits, pixels scaled to [0, 1], a fixed split."""
+def digits_holdout(n_train=300, n_val=500, seed=0):
+    """(X_train, y_train, X_val, y_val, X_test, y_test) from sklearn's 8x8 digits (1,797 images), pixels scaled
+    to [0, 1], split by ``default_rng(seed).permutation``: the first ``n_train`` images train, the next ``n_val``
+    validate, the rest (997 with the defaults) are the test split that only the grader looks at."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
     order = np.random.default_rng(seed).permutation(len(X))
-    train, val = order[:n_train], order[n_train:n_train + n_val]
-    return X[train] / 16.0, y[train], X[val] / 16.0, y[val]
+    train, val, test = order[:n_train], order[n_train:n_train + n_val], order[n_train + n_val:]
+    return X[train] / 16.0, y[train], X[val] / 16.0, y[val], X[test] / 16.0, y[test]
+
+
+def digits_split(n_train=300, n_val=500, seed=0):
+    """(X_train, y_train, X_val, y_val): the training and validation parts of ``digits_holdout``."""
+    return digits_holdout(n_train, n_val, seed)[:4]
+
+
+def digits_logits(params, X, eps=1e-5):
+    """Logits (N, 10) of the network of ``train_digits`` for parameters ``[W1, b1, gamma, beta, W2, b2]``:
+    ``relu(layernorm(X @ W1.T + b1)) @ W2.T + b2`` (the forward pass only, in NumPy)."""
+    W1, b1, gamma, beta, W2, b2 = (np.asarray(p, dtype=float) for p in params)
+    z = np.asarray(X, dtype=float) @ W1.T + b1
+    zhat = (z - z.mean(axis=1, keepdims=True)) / np.sqrt(z.var(axis=1, keepdims=True) + eps)
+    return np.maximum(gamma * zhat + beta, 0.0) @ W2.T + b2
 
 
 RECIPE_INITS = ("xavier", "he")
