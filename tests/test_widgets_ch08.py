@@ -153,3 +153,37 @@ def test_optimizer_race_and_targets_pictures_are_current_after_every_move(ref):
 
 def test_activation_stats_picture_is_current_after_every_move(ref):
     assert_live_through_every_control(build(ch08.activation_stats_explorer, ref))
+
+
+def test_digits_holdout_extends_the_split_with_a_disjoint_test_part():
+    X_train, y_train, X_val, y_val, X_test, y_test = ch08.digits_holdout()
+    assert (len(X_train), len(X_val), len(X_test)) == (300, 500, 997)
+    for given, held in zip(ch08.digits_split(), (X_train, y_train, X_val, y_val)):
+        np.testing.assert_array_equal(given, held)  # the released notebooks' split is unchanged
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    order = np.random.default_rng(0).permutation(len(X))  # the test part: the images after the first 800
+    np.testing.assert_array_equal(X_test * 16, X[order[800:]])
+    np.testing.assert_array_equal(y_test, y[order[800:]])
+
+
+def test_digits_logits_is_the_forward_pass_of_the_loop(ref):
+    rng = np.random.default_rng(0)
+    X = rng.random((7, 64))
+    W1, b1, gamma, beta = rng.standard_normal((5, 64)), rng.standard_normal(5), rng.random(5) + 0.5, \
+        rng.standard_normal(5)
+    W2, b2 = rng.standard_normal((10, 5)), rng.standard_normal(10)
+    want = np.maximum(ref.layernorm_forward(X @ W1.T + b1, gamma, beta), 0.0) @ W2.T + b2
+    np.testing.assert_allclose(ch08.digits_logits([W1, b1, gamma, beta, W2, b2], X), want, rtol=1e-12)
+
+
+def test_the_reference_loop_learns_the_held_out_digits(ref):
+    """The margins of test_digits_heldout hold for the reference with room to spare."""
+    X_train, y_train, X_val, y_val, X_test, y_test = ch08.digits_holdout()
+    pieces = [getattr(ref, name) for name in ("init_weights", "orthogonal_init", "layernorm_forward",
+                                                "layernorm_backward", "adam_step", "cross_entropy")]
+    run = ref.train_digits(*pieces, X_train, y_train, X_val, y_val)
+    logits = ch08.digits_logits(run["params"], X_test)
+    assert np.mean(logits.argmax(axis=1) == y_test) > np.bincount(y_test).max() / len(y_test) + 0.75
+    assert run["val_accuracy"][-1] > 0.9 and run["val_loss"][-1] < run["val_loss"][0]

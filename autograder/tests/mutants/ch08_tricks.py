@@ -280,6 +280,32 @@ def distillation_grad(student_logits, teacher_logits, T):
         'mean_treated_as_constant': swap('(g - g.mean(axis=-1, keepdims=True) - xhat', '(g - xhat'),
         'dx_without_gamma': swap('g = dy * gamma', 'g = dy'),
     },
+    "train_digits": {
+        "adam_t_reset_each_epoch": swap(
+            "        order = rng.permutation(len(X_train))\n",
+            "        order = rng.permutation(len(X_train))\n        t = 0\n"),
+        "evaluates_on_training_data": swap(
+            ("logits = forward(X_val)[2]", "logits = forward(X_train)[2]"),
+            ("cross_entropy(logits, y_val)", "cross_entropy(logits, y_train)"),
+            ("argmax(axis=1) == y_val", "argmax(axis=1) == y_train")),
+        "shuffles_once": swap(
+            ("    for epoch in range(epochs):\n        order = rng.permutation(len(X_train))\n",
+             "    order = rng.permutation(len(X_train))\n    for epoch in range(epochs):\n")),
+        "adam_t_always_one": swap("            t += 1\n", "            t = 1\n"),
+        "adam_t_counts_parameters": swap(
+            "            t += 1\n            for i in range(len(params)):\n",
+            "            for i in range(len(params)):\n                t += 1\n"),
+        "adam_state_not_kept": swap("params[i], ms[i], vs[i] = adam_step(", "params[i], _, _ = adam_step("),
+        "forgets_the_one_hot": swap("            dlogits[np.arange(len(y)), y] -= 1.0\n", ""),
+        "relu_mask_forgotten": swap("dh = (dlogits @ params[4]) * (h > 0)", "dh = dlogits @ params[4]"),
+        "drops_the_last_short_batch": swap(
+            "range(0, len(X_train), batch_size)", "range(0, len(X_train) - batch_size + 1, batch_size)"),
+        "shuffles_before_the_weights": swap(
+            ("    rng = np.random.default_rng(seed)\n",
+             "    rng = np.random.default_rng(seed)\n    first = rng.permutation(len(X_train))\n"),
+            ("        order = rng.permutation(len(X_train))\n",
+             "        order = first if epoch == 0 else rng.permutation(len(X_train))\n")),
+    },
 }
 
 # Mistakes that must also fail the digits-network check: a wrong backward through batch norm fails
@@ -290,4 +316,7 @@ INTEGRATION = {
                            "batchnorm_backward/default_eps_1e-3",
                            "batchnorm_forward/normalises_with_unbiased_var", "dropout/no_rescaling",
                            "sgd_momentum_step/dampened_buffer", "init_weights/transposed_shape"],
+    # the digits are easy: a subtly wrong piece still trains (test_train_digits catches those step by step);
+    # a loss gradient without the target, or transposed weights, cannot learn them
+    "test_digits_heldout": ["train_digits/forgets_the_one_hot", "init_weights/transposed_shape"],
 }
