@@ -21,9 +21,9 @@ from .sandbox.client import SandboxError
 from .sandbox.process import Stop
 from .sandbox.proxies import RemoteFunction
 
-# Off while a chapter's test cell still defines its own driver (ch03, ch08 and ch11 are moving theirs to
-# dlcourse.drivers): on, a driver sent as source is refused, so no test cell's text can enter a sandbox.
-SOURCE_DRIVERS_REFUSED = False
+# Every chapter's drivers live in dlcourse.drivers: a driver sent as source (a test cell's own function) is
+# refused, so no test cell's text can enter a sandbox. Off only for an author trying a driver out in a cell.
+SOURCE_DRIVERS_REFUSED = True
 MAX_MESSAGE = 1000  # characters of a check's message the grader keeps
 
 LIMIT_MESSAGES = {

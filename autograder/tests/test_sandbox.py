@@ -302,7 +302,7 @@ def test_the_wire_cannot_amplify():
 
 def test_drivers_are_named_not_sent(box, monkeypatch):
     """Finding 6: a driver of dlcourse.drivers reaches the sandbox as its module and name; with
-    SOURCE_DRIVERS_REFUSED on, a test cell's own function is refused; the sandbox imports nothing else."""
+    SOURCE_DRIVERS_REFUSED (on), a test cell's own function is refused; the sandbox imports nothing else."""
     from autograder import verdicts
     from dlcourse.drivers.ch02_universal_approximation import relu_alias_probe
     box.run_cell("def relu(x):\n    return x * (x > 0)\n", "relu")
@@ -312,10 +312,10 @@ def test_drivers_are_named_not_sent(box, monkeypatch):
 
     def own(relu, x):
         return relu(x)
-    assert recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {}).tolist() == [0.0]
-    monkeypatch.setattr(verdicts, "SOURCE_DRIVERS_REFUSED", True)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError):  # refused by default: no test cell's text enters the sandbox
         recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {})
+    monkeypatch.setattr(verdicts, "SOURCE_DRIVERS_REFUSED", False)  # an author trying a driver out
+    assert recorder.in_student_process(own, (box.function("relu"), np.array([-1.0])), {}).tolist() == [0.0]
     with pytest.raises(ValueError):
         box.run_driver("loads", ([],), {}, module="json")
 
