@@ -1,8 +1,20 @@
 """Small helpers shared by the widget tests (their fixtures are in tests/conftest.py)."""
+import ast
 import inspect
 import re
 
 import pytest
+
+
+def code_cell_trees(nb):
+    """(cell, its parsed source) for each code cell of a notebook that is Python (magics are skipped)."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            yield cell, ast.parse(cell.source)
+        except SyntaxError:
+            continue
 
 
 def counting(fn):

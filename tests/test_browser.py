@@ -41,6 +41,7 @@ import pytest
 
 from autograder import submissions
 from autograder.course import ROOT, chapters, grade_id
+from tests.helpers import code_cell_trees
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
@@ -78,13 +79,7 @@ def _free_port() -> int:
 def widget_cells(nb) -> int:
     """How many code cells end with a call of a factory imported from dlcourse.widgets (one widget each)."""
     factories, count = set(), 0
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
+    for _, tree in code_cell_trees(nb):
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("dlcourse.widgets"):
                 factories.update(alias.asname or alias.name for alias in node.names)

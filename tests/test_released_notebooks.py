@@ -9,6 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tests.helpers import code_cell_trees
+
 RELEASED = sorted((Path(__file__).parent / "released").glob("*.ipynb"))
 
 
@@ -16,13 +18,7 @@ def dlcourse_imports(notebook: Path) -> list[tuple[str, str | None]]:
     """(module, name) of every ``from dlcourse... import name`` and (module, None) of every
     ``import dlcourse...`` in the notebook's code cells (IPython magics are not Python: skipped)."""
     found = []
-    for cell in nbformat.read(str(notebook), as_version=4).cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
+    for _, tree in code_cell_trees(nbformat.read(str(notebook), as_version=4)):
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "dlcourse":
                 found += [(node.module, alias.name) for alias in node.names]
