@@ -350,7 +350,7 @@ def test_every_malformed_reply_is_a_protocol_stop():
             assert ok or stop.value.kind == "protocol", (op.name, header, stop.value)
 
 
-def test_no_hidden_test_text_enters_the_sandbox():
+def test_no_hidden_test_text_enters_the_sandbox(monkeypatch):
     """Finding 6: while every integration check of a chapter runs, the student's process holds no line of its
     hidden tests: not in any frame, global, module or linecache (what its code can read)."""
     from autograder.course import HIDDEN_BEGIN, HIDDEN_END, Chapter, grade_id, graded_names, read, release_path
@@ -369,10 +369,13 @@ def test_no_hidden_test_text_enters_the_sandbox():
     try:
         box = runner.ready()
         assert "spy" not in runner.cell_errors, runner.cell_errors
-        # the control: a driver sent as source (what drivers were) is seen by the spy
+        # the control: a driver sent as source (what drivers were, refused since) is seen by the spy
+        from autograder import verdicts
+        monkeypatch.setattr(verdicts, "SOURCE_DRIVERS_REFUSED", False)
         grade_test_cell(box, "control", CONTROL.format(begin=HIDDEN_BEGIN, end=HIDDEN_END, name=names[0]), 1.0,
                         names, 60)
         assert CONTROL_MARK.encode() in box.function("_seen")()
+        monkeypatch.setattr(verdicts, "SOURCE_DRIVERS_REFUSED", True)
         cells = [c for c in source.cells("tests") if "in_student_process" in c.source]
         assert cells
         for cell in cells:
