@@ -11,7 +11,6 @@ tables of checks, and the same Content-Security-Policy (only the template's own 
 """
 from __future__ import annotations
 
-from markupsafe import Markup
 from nbconvert.exporters import Exporter
 from nbgrader.preprocessors import GetGrades, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
@@ -47,15 +46,11 @@ class CourseSummary(NbGraderPreprocessor):
         return nb, resources
 
 
-def _marginal(meta) -> dict:
-    import nbformat
-
-    from .outputs import verbatim
-    score = "to be graded by hand" if meta.get("score") is None else f"{float(meta['score']):g}"
-    block = Markup("<div><p><b>Graded by hand:</b> {} / {}</p>{}</div>").format(
-        score, f"{float(meta.get('points', 0)):g}",
-        Markup("<p><b>Comment:</b> {}</p>").format(verbatim(meta["comment"])) if meta.get("comment") else "")
-    return nbformat.v4.new_markdown_cell(str(block))
+def _marginal(meta):
+    from .outputs import hand_grade_cell
+    from .result import HandGrade
+    score = None if meta.get("score") is None else float(meta["score"])
+    return hand_grade_cell(HandGrade(score=score, comment=meta.get("comment")), float(meta.get("points", 0)))
 
 
 class CourseFeedbackExporter(Exporter):

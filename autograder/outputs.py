@@ -27,7 +27,7 @@ import nbformat
 from markupsafe import Markup, escape
 
 from .course import ROOT, chapters, grade_id, role, split_hidden
-from .result import CellVerdict, SubmissionResult
+from .result import CellVerdict, HandGrade, SubmissionResult
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
 grade the free-response answers by hand, then `make feedback OUT={out}`: feedback pages, CSVs and report anew,
@@ -127,6 +127,13 @@ def template(name: str):
         env.filters.update(verbatim=verbatim, g=lambda x: format(x, "g"), percent=lambda x: f"{100 * x:.0f}%")
         _TEMPLATES.append(env)
     return _TEMPLATES[0].get_template(name)
+
+
+def hand_grade_cell(hand: HandGrade, points: float | None = None) -> nbformat.NotebookNode:
+    """The markdown cell put under a hand-graded cell of a feedback page (both doors): the grader's comment,
+    and with ``points`` the hand score too."""
+    return nbformat.v4.new_markdown_cell(_one_block(template("feedback_comment.html.j2").render(
+        hand=hand, points=points)))
 
 
 def _one_block(markup: str) -> str:
@@ -237,8 +244,7 @@ def feedback_html(result: SubmissionResult, graded: nbformat.NotebookNode | None
     for index in reversed(range(len(nb.cells))):
         hand = result.hand.get(grade_id(nb.cells[index]) or "")
         if hand is not None and hand.comment:
-            nb.cells.insert(index + 1, nbformat.v4.new_markdown_cell(_one_block(
-                template("feedback_comment.html.j2").render(hand=hand))))
+            nb.cells.insert(index + 1, hand_grade_cell(hand))
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result)))
     return html_page(nb)
 
