@@ -4,8 +4,8 @@ A sandbox's process joins a group of its own in the memory and pids controllers 
 these machines offer), made inside the grading process's own group, so every limit already placed
 on the grader still holds:
 
-    <the grader's group>/autograder-<session>/             the class: at most CLASS_SHARE of the machine's RAM
-    <the grader's group>/autograder-<session>/sandbox-<n>  one sandbox: Limits.ram_bytes, Limits.tasks
+    <the grader's group>/autograder-<session>/                   the class: at most CLASS_SHARE of the machine's RAM
+    <the grader's group>/autograder-<session>/sandbox-<pid>-<n>  one sandbox: Limits.ram_bytes, Limits.tasks
 
 The memory controller counts what an address-space limit does not: tmpfs (the sandbox's work folder
 and /tmp), memfd and page cache. The class group keeps GRADE_JOBS sandboxes at their limits within the

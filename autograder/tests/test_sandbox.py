@@ -255,9 +255,11 @@ def test_every_operation_round_trips(box):
 # ------------------------------------------------------------------ issue 27: the machine's shared resources
 
 def _machine():
-    """The control groups of this grading session's sandboxes (what a sandbox takes and must give back)."""
+    """The control groups of this process's sandboxes (what a sandbox takes and must give back); other
+    test workers of the same session make and remove their own beside them, so those are not counted."""
     import glob
-    return sorted(glob.glob(f"/sys/fs/cgroup/*/**/autograder-{os.getsid(0)}/**", recursive=True))
+    return sorted(glob.glob(f"/sys/fs/cgroup/*/**/autograder-{os.getsid(0)}/sandbox-{os.getpid()}-*/**",
+                            recursive=True))
 
 
 def test_memory_disk_and_tasks_are_bounded_by_the_kernel():
@@ -273,6 +275,7 @@ def test_memory_disk_and_tasks_are_bounded_by_the_kernel():
                          "    return [shutil.disk_usage('/tmp').total, _started]\n", "probe")
         disk, threads = sandbox.function("_state")()
         groups = dict(sandbox.process.group.paths) if sandbox.process.group else {}
+        assert all(any(p.startswith(g) for p in _machine()) for g in groups.values())  # the snapshot sees this sandbox
         try:  # 1.2 GB of memfd and 3.2 GB of files: refused (ENOSPC), or the process is killed at its limit
             sandbox.run_cell(boundary_attacks.SHARED_MEMORY_AND_DISK, "hog")
             stopped = None
