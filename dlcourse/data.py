@@ -44,3 +44,25 @@ def linearly_separable(n: int, margin: float, rng: np.random.Generator, d: int =
     X = np.array(points[:n])
     y = np.where(X @ w_true > 0, 1.0, -1.0)
     return X, y, w_true
+
+
+_ASCII = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
+                        "\u2026": "...", "\u00b0": " degrees", "\u00df": "ss"})
+
+
+def language_reference(seed: int = 0) -> dict[str, str]:
+    """Python's language reference as plain text (``pydoc_data.topics``, which ships with Python), split for
+    language models: ``{"train", "validation", "test"}``, about 80 / 10 / 10 % of its ~465,000 characters.
+
+    The reference's topics (``assert``, ``for``, ``numbers``, ...) are folded to ASCII, put in the order
+    of ``np.random.default_rng(seed).permutation`` of their sorted names, joined with a blank line, and
+    cut at 80 % and 90 % of the characters: validation and test text come from topics the training text
+    does not contain, so a model judged on them cannot have memorised them.
+    """
+    from pydoc_data.topics import topics
+
+    names = sorted(topics)
+    order = np.random.default_rng(seed).permutation(len(names))
+    text = "\n\n".join(topics[names[i]].translate(_ASCII) for i in order)
+    a, b = int(0.8 * len(text)), int(0.9 * len(text))
+    return {"train": text[:a], "validation": text[a:b], "test": text[b:]}
