@@ -172,3 +172,87 @@ def diffusion_2d(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, ddim
     finally:
         torch.set_num_threads(threads)
 
+
+
+DIGITS_LATENT = 16  # principal components kept: about 85 % of the training digits' variance
+
+
+def digits_latent(k: int = DIGITS_LATENT):
+    """A linear autoencoder of the training digits (``dlcourse.data.digits_split``): their first ``k`` principal
+    components, whitened. Returns ``(encode, decode)``: ``encode`` maps images (n, 8, 8) or (n, 64), pixels in
+    [0, 1], to coordinates (n, k) of mean 0 and variance 1 on the training digits; ``decode`` maps coordinates
+    back to images (n, 8, 8), clipped to [0, 1]. A standard normal in these coordinates is the Gaussian fitted
+    to the digits (their mean and covariance, restricted to the k components)."""
+    from dlcourse.data import digits_split
+
+    X = digits_split()[0].reshape(-1, 64).astype(float)
+    mean = X.mean(0)
+    _, s, vt = np.linalg.svd(X - mean, full_matrices=False)
+    basis, scale = vt[:k], s[:k] / np.sqrt(len(X))
+
+    def encode(images):
+        return (np.asarray(images, dtype=float).reshape(len(images), 64) - mean) @ basis.T / scale
+
+    def decode(z):
+        return np.clip(mean + (np.asarray(z, dtype=float) * scale) @ basis, 0.0, 1.0).reshape(-1, 8, 8)
+    return encode, decode
+
+
+_digits_runs: dict = {}  # the last run of diffusion_digits in this process, by its arguments (see below)
+
+
+def diffusion_digits(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, *, T, n_samples, train_steps,
+                     hidden, seed):
+    """Digits generated as the ring is, in the coordinates of ``digits_latent()`` (a latent diffusion model,
+    Rombach et al. 2022, with PCA as its autoencoder): an eps-MLP trained on the training digits' coordinates
+    with the student's ``q_sample`` and ``eps_loss``, on the student's ``linear_betas(T, 1e-4 * 1000 / T,
+    0.02 * 1000 / T)`` (the defaults' total noise in T steps), then ``n_samples`` coordinates from the student's
+    ``ddpm_sample``, decoded. Returns ``{"samples": (n, 8, 8) in [0, 1], "losses": (train_steps,)}``.
+
+    The chapter's demo and its test cell make the same call in the same process: the second gets copies of
+    the first's arrays instead of training again (the key holds the very function objects, so a function
+    redefined in between trains anew)."""
+    key = (linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, T, n_samples, train_steps, hidden, seed)
+    if key not in _digits_runs:
+        _digits_runs.clear()
+        _digits_runs[key] = _diffusion_digits(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, T=T,
+                                              n_samples=n_samples, train_steps=train_steps, hidden=hidden, seed=seed)
+    return {name: np.array(value) for name, value in _digits_runs[key].items()}
+
+
+def _diffusion_digits(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample, *, T, n_samples, train_steps,
+                      hidden, seed):
+    import numpy as np
+    import torch
+
+    from dlcourse.data import digits_split
+    from dlcourse.drivers import ch11_diffusion as here
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        betas = np.asarray(linear_betas(T, 1e-4 * 1000 / T, 0.02 * 1000 / T), dtype=float)
+        abar = np.asarray(alpha_bars(betas), dtype=float)
+        encode, decode = here.digits_latent()
+        model, losses = here.train_eps_model(encode(digits_split()[0]), abar, q_sample, eps_loss, steps=train_steps,
+                                             hidden=hidden, batch=256, seed=seed)
+        z = ddpm_sample(here.eps_function(model), (n_samples, here.DIGITS_LATENT), betas,
+                        np.random.default_rng(seed + 1))
+        return {"samples": decode(z), "losses": losses}
+    finally:
+        torch.set_num_threads(threads)
+
+
+def digit_classifier():
+    """Logistic regression (scikit-learn, ``max_iter=3000``) fitted on the training digits of
+    ``dlcourse.data.digits_split``; returns ``labels_and_confidence(images) -> (labels, confidence)``, the
+    most probable class of each (n, 8, 8) image in [0, 1] and its probability."""
+    from sklearn.linear_model import LogisticRegression
+
+    from dlcourse.data import digits_split
+    X, _, y, _ = digits_split()
+    model = LogisticRegression(max_iter=3000).fit(X.reshape(len(X), 64), y)
+
+    def labels_and_confidence(images):
+        p = model.predict_proba(np.asarray(images, dtype=float).reshape(len(images), 64))
+        return p.argmax(1), p.max(1)
+    return labels_and_confidence
