@@ -260,13 +260,11 @@ INTEGRATION = {
                                   "graph_readout/mean_over_all_nodes"],
     # the trained GIN judged on held-out graphs: a wrong gradient, loss or loop step either fails to learn or
     # leaves the contract's trajectory (the hidden comparison of the first epoch with the grader's own run).
-    # Mistakes with no effect on this data are not listed: edges reversed or not (the graphs are undirected),
+    # One or two per piece (each costs a training run in the kernel suite). Mistakes with no effect on this data
+    # cannot fail it: edges reversed or not (the graphs are undirected),
     # eps (0 in the loop), the ReLU's derivative at exactly 0, overflow at scores of 1000.
     "test_gin_heldout": ["train_gin/updates_before_backward", "gin_backward/weight_gradient_of_X_not_Z",
-                         "gin_backward/no_relu_mask", "gin_backward/dX_forgets_the_node_itself",
-                         "gin_backward/dW2_before_the_relu", "logistic_loss/gradient_not_divided_by_N",
-                         "logistic_loss/gradient_sign_flipped", "logistic_loss/sum_not_mean",
-                         "train_gin/shuffles_once", "train_gin/readout_gradient_not_scaled",
-                         "train_gin/layer_2_backward_from_X", "edge_message_passing/fancy_index_add_drops_repeats",
-                         "edge_message_passing/mean_of_messages", "graph_readout/fancy_index_add_drops_repeats"],
+                         "gin_backward/no_relu_mask", "logistic_loss/gradient_not_divided_by_N",
+                         "train_gin/shuffles_once", "edge_message_passing/fancy_index_add_drops_repeats",
+                         "graph_readout/fancy_index_add_drops_repeats"],
 }
