@@ -138,3 +138,26 @@ def test_live_pictures_are_current_after_every_move(ref):
     assert_live_through_every_control(build(ch07.oversmoothing_explorer, ref))
     assert_live_through_every_control(build(ch07.karate_gcn_explorer, ref), max_full_draws=1)
     assert_live_through_every_control(build(ch07.wl_refinement_explorer, ref))
+
+
+def test_ring_split_is_fixed_by_the_seed_and_batches_graphs_as_one():
+    data = ch07.ring_split()
+    assert {part: len(graphs) for part, (graphs, _) in data.items()} == {"train": 300, "validation": 100, "test": 200}
+    again = ch07.ring_split()
+    for part in data:
+        assert np.array_equal(data[part][1], again[part][1])
+        assert all(np.array_equal(a[0], b[0]) and a[1] == b[1] for a, b in zip(data[part][0], again[part][0]))
+    assert not np.array_equal(ch07.ring_split(seed=1)["train"][1], data["train"][1])
+    graphs, labels = data["train"]
+    assert 0.55 < labels.mean() < 0.75  # about two graphs in three have three rings or more
+    for edge_index, n in graphs[:20]:
+        pairs = set(map(tuple, edge_index.T))
+        assert pairs == {(t, s) for s, t in pairs}  # undirected: every edge in both directions
+        degree = np.bincount(edge_index[1], minlength=n)
+        assert set(degree.tolist()) <= {1, 2} and n % 3 == 0
+    edge_index, graph_ids, X = ch07.batch_graphs(graphs, [2, 0])
+    n2, n0 = graphs[2][1], graphs[0][1]
+    assert X.shape == (n2 + n0, 2) and np.all(X.sum(axis=1) == 1)
+    assert np.array_equal(graph_ids, np.r_[np.zeros(n2, int), np.ones(n0, int)])
+    assert np.array_equal(edge_index, np.hstack([graphs[2][0], graphs[0][0] + n2]))
+    assert np.array_equal(X[:, 0] == 1, np.bincount(edge_index[1], minlength=n2 + n0) == 1)

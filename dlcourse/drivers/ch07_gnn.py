@@ -24,3 +24,35 @@ def gin_graph_vectors(gin_layer, graph_readout, graphs, weights, how):
     ids = np.concatenate(ids)
     return np.hstack([np.asarray(graph_readout(np.vstack(H1), ids, len(graphs), how=how), dtype=float),
                       np.asarray(graph_readout(np.vstack(H2), ids, len(graphs), how=how), dtype=float)])
+
+
+def train_traced(train_gin, gin_backward, logistic_loss, edge_message_passing, graph_readout, train, validation,
+                 **settings):
+    """The student's ``train_gin(gin_backward, logistic_loss, edge_message_passing, graph_readout, train,
+    validation, **settings)`` with ``gin_backward`` and ``logistic_loss`` wrapped to record each call (then
+    calling the given ones).
+
+    Returns plain data: what ``train_gin`` returned (``params`` a list of float arrays, ``losses``,
+    ``val_loss``, ``val_accuracy`` float arrays; ``None`` for a missing key) and the trace: ``calls``, the
+    names "loss" / "backward" in call order, and ``loss_sizes``, the number of scores of each
+    ``logistic_loss`` call."""
+    calls, loss_sizes = [], []
+
+    def recorded_backward(*args, **kwargs):
+        calls.append("backward")
+        return gin_backward(*args, **kwargs)
+
+    def recorded_loss(scores, y):
+        calls.append("loss")
+        loss_sizes.append(int(np.size(scores)))
+        return logistic_loss(scores, y)
+
+    result = train_gin(recorded_backward, recorded_loss, edge_message_passing, graph_readout, train, validation,
+                       **settings)
+    out = {"type": type(result).__name__, "calls": calls, "loss_sizes": loss_sizes}
+    params = result.get("params") if isinstance(result, dict) else None
+    out["params"] = None if params is None else [np.array(p, dtype=np.float64) for p in params]
+    for key in ("losses", "val_loss", "val_accuracy"):
+        value = result.get(key) if isinstance(result, dict) else None
+        out[key] = None if value is None else np.asarray([float(v) for v in value], dtype=np.float64)
+    return out

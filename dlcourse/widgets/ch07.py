@@ -19,7 +19,9 @@ and factories returning an :class:`Explorer`:
 
 Helpers: ``karate_graph()`` (adjacency, factions, a spring layout computed once with a fixed
 seed), ``train_karate_gcn`` (the default trainer, same recipe as the notebook's demo),
-``draw_graph``.
+``draw_graph``; the ring-counting data set of section 8.5 as edge lists, ``ring_split(seed)``
+(training, validation and test graphs fixed by the seed) and ``batch_graphs(graphs, index)``
+(several graphs as one disjoint graph, with their node features and graph ids).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ __all__ = [
     "render_oversmoothing", "oversmoothing_explorer", "PROPAGATIONS",
     "WL_PAIRS", "render_wl_refinement", "wl_refinement_explorer",
     "render_karate_gcn", "karate_gcn_explorer",
+    "ring_graph_list", "ring_split", "batch_graphs",
 ]
 
 LAYOUT_SEED = 7
@@ -496,3 +499,69 @@ def karate_gcn_explorer(*, normalized_adjacency, train_gcn=None, epochs=GCN_EPOC
     needs = {"normalized_adjacency": normalized_adjacency, "train_gcn": train_gcn or train_karate_gcn}
     return Explorer(functools.partial(render_karate_gcn, epochs=int(epochs)), controls, needs=needs,
                     title="A GCN trained with one labelled member per faction")
+
+
+# ------------------------------------------------------------------ ring counting on edge lists (section 8.5)
+
+RING_BASES = ((1, 1), (1, 2), (2, 1), (1, 3), (3, 1))
+RING_SPLIT = {"train": 300, "validation": 100, "test": 200}
+
+
+def ring_graph_list(n, rng):
+    """``n`` graphs as ``(edge_index, n_nodes)`` and their labels (n,) in {0, 1}.
+
+    Graph: k copies (k = 1..4, ``rng.integers(1, 5)``) of a base of p triangles and q 3-node chains,
+    (p, q) drawn as ``RING_BASES[rng.integers(5)]`` first; nodes renumbered by ``rng.permutation(M)``
+    (node j of the construction becomes node ``perm[j]``); ``edge_index`` (2, E) holds every edge in both
+    directions. Label 1 when the graph has at least three triangles (k p >= 3)."""
+    graphs, labels = [], []
+    for _ in range(n):
+        p, q = RING_BASES[rng.integers(len(RING_BASES))]
+        k = int(rng.integers(1, 5))
+        rings, chains = k * p, k * q
+        M = 3 * (rings + chains)
+        src, dst = [], []
+        for i in range(rings + chains):
+            a = 3 * i
+            src += [a, a + 1]
+            dst += [a + 1, a + 2]
+            if i < rings:
+                src.append(a + 2)
+                dst.append(a)
+        perm = rng.permutation(M)
+        s, t = perm[np.array(src)], perm[np.array(dst)]
+        graphs.append((np.vstack([np.r_[s, t], np.r_[t, s]]).astype(np.int64), M))
+        labels.append(int(rings >= 3))
+    return graphs, np.array(labels, dtype=np.int64)
+
+
+def ring_split(seed=0):
+    """The ring-counting data set: ``{"train", "validation", "test"}``, each ``(graphs, labels)``.
+
+    One ``rng = np.random.default_rng(seed)`` draws 300 + 100 + 200 graphs with ``ring_graph_list``, in
+    that order (training first). About two graphs in three have at least three rings."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for part, n in RING_SPLIT.items():
+        out[part] = ring_graph_list(n, rng)
+    return out
+
+
+def batch_graphs(graphs, index):
+    """The graphs ``graphs[i]`` for ``i`` in ``index`` (in that order) as one disjoint graph.
+
+    Returns ``(edge_index, graph_ids, X)``: the edges of graph g shifted by the number of nodes of the
+    graphs before it, ``graph_ids`` (M,) the position in ``index`` of each node's graph, and the node
+    features ``X`` (M, 2), the one-hot degree: column 0 for degree 1, column 1 for degree 2 (every node of
+    the ring data set has one or the other)."""
+    edges, ids, offset = [], [], 0
+    for g, i in enumerate(index):
+        edge_index, n_nodes = graphs[int(i)]
+        edges.append(np.asarray(edge_index, dtype=np.int64).reshape(2, -1) + offset)
+        ids.append(np.full(n_nodes, g, dtype=np.int64))
+        offset += n_nodes
+    edge_index = np.hstack(edges) if edges else np.zeros((2, 0), dtype=np.int64)
+    degree = np.bincount(edge_index[1], minlength=offset)
+    X = np.stack([degree == 1, degree == 2], axis=1).astype(np.float64)
+    graph_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+    return edge_index, graph_ids, X
