@@ -13,7 +13,8 @@ and factories returning an :class:`Explorer`:
 Drivers of the integration checks (self-contained, run in the student's process, return plain data):
 ``recover_kernel`` (gradient descent on a kernel with the student's ``conv2d`` and
 ``conv2d_backward``), ``train_traced`` (the student's own loop ``train_cnn``, its pieces' calls counted;
-``train_numpy_cnn``, the given loop it supersedes, stays for notebooks already handed out), ``digits_cnn_report`` and ``digits_cnn_logits`` (the student's ``build_digits_cnn``, built,
+``train_numpy_cnn``, the given loop it supersedes, stays for notebooks already handed out),
+``digits_cnn_report`` and ``digits_cnn_logits`` (the student's ``build_digits_cnn``, built,
 and trained by the recipe). ``numpy_cnn_logits`` evaluates trained NumPy-CNN weights with torch (the
 grader's side); ``digits_holdout()`` splits the recipe's training digits again into training and
 validation digits (the test digits stay unseen); ``cnn_weights`` names the weights of a ``train_cnn`` run.
