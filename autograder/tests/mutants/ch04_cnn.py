@@ -243,7 +243,8 @@ def max_pool2d_backward(X, dY, kernel_size, stride=None):
             ("    losses, val_loss, val_accuracy = [], [], []\n",
              "    losses, val_loss, val_accuracy = [], [], []\n    total = [0.0] * 6\n"),
             ("            grads = [dW1, db1, dW2, db2, dW3, db3]\n",
-             "            total = [s + np.asarray(g, dtype=float) for s, g in zip(total, [dW1, db1, dW2, db2, dW3, db3])]\n"
+             "            fresh = [dW1, db1, dW2, db2, dW3, db3]\n"
+             "            total = [s + np.asarray(g, dtype=float) for s, g in zip(total, fresh)]\n"
              "            grads = total\n")),
         'drops_the_last_short_batch': swap("range(0, len(X_train), batch_size)",
                                            "range(0, len(X_train) - batch_size + 1, batch_size)"),
