@@ -160,6 +160,26 @@ def test_drivers_return_plain_data(ref):
     got = ch04.numpy_cnn_gradients(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
                                    weights, rng.random((6, 1, 8, 8)), y)
     assert isinstance(got["loss"], float) and all(isinstance(v, np.ndarray) for v in got["grads"].values())
+    X_val, y_val = rng.random((3, 1, 8, 8)), rng.integers(0, 10, 3)
+    run = ch04.train_traced(ref.train_cnn, ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
+                            rng.random((5, 1, 8, 8)), y[:5], X_val, y_val, epochs=2, batch_size=2)
+    assert run["calls"] == {"conv2d": 16, "conv2d_backward": 12, "max_pool2d": 8, "max_pool2d_backward": 6}
+    assert run["inputs_unchanged"] is True and run["type"] == "dict"
+    assert [type(v) for v in run["params"]] == [np.ndarray] * 6
+    assert all(run[k].dtype == np.float64 for k in ("losses", "val_loss", "val_accuracy"))
+    logits = ch04.numpy_cnn_logits(ch04.cnn_weights(run["params"]), X_val)
+    assert run["val_accuracy"][-1] == np.mean(logits.argmax(axis=1) == y_val)
+
+
+def test_digits_holdout_splits_the_recipes_training_digits_and_keeps_the_test_digits():
+    from dlcourse.data import digits_split
+    X_train, y_train, X_val, y_val, X_test, y_test = ch04.digits_holdout()
+    X_recipe, X_recipe_test, y_recipe, y_recipe_test = digits_split()
+    assert (len(X_train), len(X_val), len(X_test)) == (1047, 300, 450)
+    assert X_train.dtype == X_val.dtype == X_test.dtype == np.float64
+    assert np.array_equal(np.concatenate([X_train, X_val]), X_recipe) and np.array_equal(X_test, X_recipe_test)
+    assert np.array_equal(np.concatenate([y_train, y_val]), y_recipe) and np.array_equal(y_test, y_recipe_test)
+    assert set(np.unique(y_val)) == set(range(10))
 
 
 def test_live_pictures_are_current_after_every_move(ref):

@@ -140,6 +140,42 @@ def test_recipe_explorer(ref):
 test_recipe_explorer_names_missing_function = missing_function_test(ch08.recipe_explorer, epochs=1, inits=("he",))
 
 
+def test_loop_recipe_explorer_runs_the_students_loop_once_and_switches_by_redrawing(ref):
+    calls = []
+
+    def train_digits(*args, **kwargs):
+        calls.append(kwargs)
+        return ref.train_digits(*args, **kwargs)
+
+    ex = build(ch08.loop_recipe_explorer, ref, train_digits=train_digits)
+    first = ex.readout.value
+    assert first.startswith("he: final validation loss")
+    bare = float(first.split("<b>")[1].split("</b>")[0])
+    assert f"(bare {bare:.3f})" in first
+    assert len(calls) == 8 and {c["init"] for c in calls} == {"he", "orthogonal"}
+    assert sum(c["weight_norm"] is ref.weight_norm for c in calls) == 4 and sum(c["layer_norm"] for c in calls) == 4
+    seen = {first}
+    for name, value in (("use_layer_norm", True), ("use_weight_norm", True), ("init", "orthogonal")):
+        seen.add(move(ex, **{name: value}))
+    assert len(seen) == 4 and ex.readout.value.startswith("orthogonal + layer norm + weight norm")
+    with_ln = float(move(ex, init="he", use_weight_norm=False).split("<b>")[1].split("</b>")[0])
+    assert with_ln < bare  # the reference's layer norm lowers the validation loss (the chapter says so)
+    assert len(calls) == 8 and ex.cache.misses == 1  # every run computed on the first render
+    assert ex.cache.figure.full_draws == 1
+    assert_live_through_every_control(ex, max_full_draws=1)
+
+
+test_loop_recipe_explorer_names_missing_function = missing_function_test(ch08.loop_recipe_explorer)
+
+
+def test_recipe_table_trains_each_recipe_with_the_students_pieces(ref):
+    rows = ch08.recipe_table(**{name: getattr(ref, name) for name in RECIPE}, epochs=2,
+                             recipes={"bare": {}, "full": ch08.FULL})
+    assert list(rows) == ["bare", "full"]
+    assert all(len(row) == 3 and 0 < row[1] < 3 and 0 <= row[2] <= 1 for row in rows.values())
+    assert rows["bare"] != rows["full"]
+
+
 def test_recipe_gradient_check(ref):
     pieces = [getattr(ref, name) for name in RECIPE]
     out = ch08.train_digits_mlp(*pieces, *ch08.digits_split(), gradient_check=2, init="he", batch_norm=True)

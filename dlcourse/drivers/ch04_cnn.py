@@ -24,11 +24,49 @@ def recover_kernel(conv2d, conv2d_backward, X, Y, steps=60, lr=0.2, shape=(1, 1,
     return {"weights": W, "kernel": W[0, 0], "losses": losses}
 
 
+CNN_WEIGHTS = ("W1", "b1", "W2", "b2", "W3", "b3")
+
+
+def train_traced(train_cnn, conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X_train, y_train, X_val,
+                 y_val, **settings):
+    """The student's ``train_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X_train, y_train,
+    X_val, y_val, **settings)``, with each piece wrapped to count its calls (then calling the given one).
+
+    Returns plain data: what ``train_cnn`` returned (``params`` as a list of float arrays; ``losses``,
+    ``val_loss``, ``val_accuracy`` as float arrays; ``None`` for a missing key), its type, the number of
+    calls of each piece (``calls``) and whether the training and validation arrays came back unchanged."""
+    import numpy as np
+
+    calls = {"conv2d": 0, "conv2d_backward": 0, "max_pool2d": 0, "max_pool2d_backward": 0}
+
+    def counted(name, piece):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return piece(*args, **kwargs)
+        return call
+
+    pieces = [counted(name, piece) for name, piece in zip(calls, (conv2d, conv2d_backward, max_pool2d,
+                                                                 max_pool2d_backward))]
+    copies = [np.array(a, copy=True) for a in (X_train, y_train, X_val, y_val)]
+    result = train_cnn(*pieces, X_train, y_train, X_val, y_val, **settings)
+    out = {"type": type(result).__name__, "calls": dict(calls),
+           "inputs_unchanged": all(np.array_equal(a, b) for a, b in zip(copies, (X_train, y_train, X_val, y_val)))}
+    value = result.get("params") if isinstance(result, dict) else None
+    out["params"] = None if value is None else [np.array(p, dtype=np.float64) for p in value]
+    for key in ("losses", "val_loss", "val_accuracy"):
+        value = result.get(key) if isinstance(result, dict) else None
+        out[key] = None if value is None else np.asarray([float(v) for v in value], dtype=np.float64)
+    return out
+
+
 def train_numpy_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X, y, channels=(8, 16),
                     epochs=4, batch=32, lr=0.01, seed=0):
     """A CNN made only of the student's functions, trained with Adam on (X (N, 1, 8, 8), y):
     conv 3×3 (1 → c1), ReLU, conv 3×3 (c1 → c2), ReLU, max pool 2×2, linear (4 c2 → 10), softmax
-    cross-entropy. Returns the trained weights {W1, b1, W2, b2, W3, b3} and the batch losses."""
+    cross-entropy. Returns the trained weights {W1, b1, W2, b2, W3, b3} and the batch losses.
+
+    Superseded (issue 29): the chapter's students now write this loop themselves (``train_cnn``, run by
+    ``train_traced``); kept because notebooks already handed out import it."""
     import numpy as np
 
     from dlcourse.drivers.ch04_cnn import numpy_cnn_backprop

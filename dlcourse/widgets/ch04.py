@@ -12,10 +12,12 @@ and factories returning an :class:`Explorer`:
 
 Drivers of the integration checks (self-contained, run in the student's process, return plain data):
 ``recover_kernel`` (gradient descent on a kernel with the student's ``conv2d`` and
-``conv2d_backward``), ``train_numpy_cnn`` (a CNN made only of the student's conv, pooling and backward
-functions), ``digits_cnn_report`` and ``digits_cnn_logits`` (the student's ``build_digits_cnn``, built,
+``conv2d_backward``), ``train_traced`` (the student's own loop ``train_cnn``, its pieces' calls counted;
+``train_numpy_cnn``, the given loop it supersedes, stays for notebooks already handed out),
+``digits_cnn_report`` and ``digits_cnn_logits`` (the student's ``build_digits_cnn``, built,
 and trained by the recipe). ``numpy_cnn_logits`` evaluates trained NumPy-CNN weights with torch (the
-grader's side).
+grader's side); ``digits_holdout()`` splits the recipe's training digits again into training and
+validation digits (the test digits stay unseen); ``cnn_weights`` names the weights of a ``train_cnn`` run.
 
 Helpers used by the notebook and by its tests: ``train_digits_recipe(model)`` (the course's
 fixed training recipe, returns the test accuracy), ``trained_digits_cnn(build_digits_cnn)``
@@ -32,12 +34,14 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..drivers.ch04_cnn import (
+    CNN_WEIGHTS,
     digits_cnn_logits,
     digits_cnn_report,
     numpy_cnn_backprop,
     numpy_cnn_gradients,
     recover_kernel,
     train_numpy_cnn,
+    train_traced,
 )
 from .explorer import Explorer, cached
 from .picture import LiveFigure, kept_figure
@@ -48,7 +52,7 @@ __all__ = [
     "render_feature_map", "feature_map_explorer",
     "render_pooling_shift", "pooling_shift_explorer",
     "recover_kernel", "train_numpy_cnn", "numpy_cnn_logits", "numpy_cnn_gradients", "numpy_cnn_backprop",
-    "torch_cnn_gradients",
+    "torch_cnn_gradients", "digits_holdout", "cnn_weights", "train_traced",
     "digits_cnn_report", "digits_cnn_logits",
 ]
 
@@ -68,6 +72,22 @@ SLIDERS = [f"k{i}{j}" for i in range(3) for j in range(3)]
 def _digits():
     from dlcourse.data import digits_split
     return digits_split()
+
+
+def digits_holdout(n_val: int = 300):
+    """The digits of ``dlcourse.data.digits_split()`` in float64, its training part split again:
+    ``(X_train, y_train, X_val, y_val, X_test, y_test)``, 1,047 / 300 / 450 images (N, 1, 8, 8). The
+    validation digits are the last ``n_val`` of the (already shuffled and stratified) training part; the
+    test digits are the recipe's, which no training loop of the chapter sees."""
+    X_train, X_test, y_train, y_test = _digits()
+    X_train, X_test = X_train.astype(np.float64), X_test.astype(np.float64)
+    cut = len(X_train) - n_val
+    return X_train[:cut], y_train[:cut].copy(), X_train[cut:], y_train[cut:].copy(), X_test, y_test.copy()
+
+
+def cnn_weights(params) -> dict:
+    """The list ``[W1, b1, W2, b2, W3, b3]`` a ``train_cnn`` run returns, as the dict of ``numpy_cnn_logits``."""
+    return dict(zip(CNN_WEIGHTS, (np.asarray(p, dtype=np.float64) for p in params)))
 
 
 def digit_image(index: int) -> tuple[np.ndarray, int]:

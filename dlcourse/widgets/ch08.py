@@ -6,9 +6,14 @@
   ill-conditioned 2-D quadratic;
 - ``targets_explorer(cross_entropy, distillation_loss)``: tempered teacher distribution and
   label-smoothed targets;
-- ``recipe_explorer(init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step,
-  cross_entropy)``: a digits MLP built from the student's pieces, with a switch per trick (train and
-  validation curves, per-layer activation and gradient statistics; every run precomputed).
+- ``loop_recipe_explorer(train_digits, init_weights, orthogonal_init, layernorm_forward, layernorm_backward,
+  adam_step, cross_entropy, weight_norm)``: the student's own ``train_digits`` with a switch per trick it has
+  (He or orthogonal initialisation, layer norm, weight norm): training and validation curves of the 8 runs,
+  all precomputed;
+- ``recipe_table(...)``: the given ``train_digits_mlp`` with the student's pieces, the bare network, one trick at
+  a time and all of them (last training and validation loss, validation accuracy);
+- ``recipe_explorer(...)``: switches over ``train_digits_mlp`` (dropout, batch norm, weight decay, label
+  smoothing); superseded by ``loop_recipe_explorer`` and kept for notebooks already handed out.
 
 The recipe's loop, ``train_digits_mlp``, is the driver of ``test_digits_recipe`` and lives in
 ``dlcourse.drivers.ch08_tricks`` (importable from here too). The student's own loop, ``train_digits``, is
@@ -19,6 +24,7 @@ Each render function is pure and returns ``(figure, readout_text)``.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import ipywidgets as widgets
@@ -32,7 +38,8 @@ from .picture import LiveFigure, decade_limits, kept_figure, plain_log_axis
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
-    "targets_explorer", "render_targets", "train_digits_mlp", "digits_split", "digits_holdout", "digits_logits",
+    "targets_explorer", "render_targets", "train_digits_mlp", "loop_recipe_explorer", "render_loop_recipe",
+    "loop_runs", "LOOP_BARE", "recipe_table", "RECIPE_TABLE", "digits_split", "digits_holdout", "digits_logits",
     "recipe_runs", "render_recipe", "recipe_explorer", "BARE", "FULL",
 ]
 
@@ -293,13 +300,8 @@ def recipe_runs(pieces, *, epochs=20, inits=RECIPE_INITS, data=None):
     import itertools
 
     X_train, y_train, X_val, y_val = data if data is not None else digits_split()
-    try:
-        from threadpoolctl import threadpool_limits
-        limiter = threadpool_limits(1)
-    except Exception:  # noqa: BLE001 - without threadpoolctl, just run
-        limiter = None
     runs = {}
-    try:
+    with _one_thread():
         for init in inits:
             for flags in itertools.product((False, True), repeat=len(RECIPE_SWITCHES)):
                 config = dict(zip(RECIPE_SWITCHES, flags), init=init)
@@ -309,10 +311,45 @@ def recipe_runs(pieces, *, epochs=20, inits=RECIPE_INITS, data=None):
                 history["val_accuracy"] = float(np.mean(logits.argmax(axis=1) == y_val))
                 history["val_ce"] = _plain_ce(logits, y_val)
                 runs[_config_key(config)] = history
+    return runs
+
+
+@contextlib.contextmanager
+def _one_thread():
+    """BLAS limited to one thread (tiny matrices: threads only cost time); without threadpoolctl, just run."""
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter = threadpool_limits(1)
+    except Exception:  # noqa: BLE001 - without threadpoolctl, just run
+        limiter = None
+    try:
+        yield
     finally:
         if limiter is not None:
             limiter.unregister() if hasattr(limiter, "unregister") else limiter.__exit__(None, None, None)
-    return runs
+
+
+RECIPE_TABLE = {"bare (Xavier)": {}, "+ He": {"init": "he"}, "+ He, batch norm": {"init": "he", "batch_norm": True},
+                "+ He, dropout": {"init": "he", "use_dropout": True},
+                "+ He, weight decay": {"init": "he", "weight_decay": True},
+                "+ He, label smoothing": {"init": "he", "label_smoothing": True}, "all the tricks": FULL}
+
+
+def recipe_table(*, init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
+                 recipes=None, epochs=20, data=None):
+    """``{name: (last training loss, last validation loss, validation accuracy)}`` of ``train_digits_mlp`` with
+    the student's pieces, for each recipe of ``recipes`` (switches over ``BARE``; default ``RECIPE_TABLE``:
+    the bare network, He with one trick at a time, all of them). One BLAS thread."""
+    X_train, y_train, X_val, y_val = data if data is not None else digits_split()
+    pieces = (init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy)
+    rows = {}
+    with _one_thread():
+        for name, switches in (recipes or RECIPE_TABLE).items():
+            history = train_digits_mlp(*pieces, X_train, y_train, X_val, y_val, epochs=epochs, **{**BARE, **switches})
+            logits = np.asarray(history["val_logits"], dtype=float)
+            rows[name] = (float(history["train_loss"][-1]), float(history["val_loss"][-1]),
+                          float(np.mean(logits.argmax(axis=1) == y_val)))
+    return rows
 
 
 def _recipe_figure(epochs, n_layers) -> LiveFigure:
@@ -401,7 +438,10 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
 
 def recipe_explorer(*, init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
                     epochs=20, inits=RECIPE_INITS):
-    """Switches for each trick over a digits MLP trained with the student's pieces (all runs precomputed)."""
+    """Switches for each trick over a digits MLP trained with the student's pieces (all runs precomputed).
+
+    Superseded (issue 29) by ``loop_recipe_explorer``, which the student's own ``train_digits`` drives; kept
+    because notebooks already handed out call it."""
     controls = {
         "init": widgets.Dropdown(options=list(inits), value=inits[0], description="init"),
         "use_dropout": widgets.Checkbox(False, description="dropout"),
@@ -415,6 +455,125 @@ def recipe_explorer(*, init_weights, dropout, batchnorm_forward, batchnorm_backw
     return Explorer(functools.partial(render_recipe, epochs=epochs, inits=tuple(inits)),
                     controls, needs=needs, height="330px", columns=5,
                     title="The tricks on a digits MLP (4 hidden layers of 64, 300 training images)")
+
+
+# ------------------------------------------------------------- the student's loop, trick by trick
+
+LOOP_INITS = ("he", "orthogonal")
+LOOP_SWITCHES = ("use_layer_norm", "use_weight_norm")
+LOOP_BARE = {"init": "he", "use_layer_norm": False, "use_weight_norm": False}
+LOOP_PIECES = ("init_weights", "orthogonal_init", "layernorm_forward", "layernorm_backward", "adam_step",
+               "cross_entropy")
+
+
+def _loop_key(config):
+    return (config["init"],) + tuple(bool(config[name]) for name in LOOP_SWITCHES)
+
+
+def loop_runs(train_digits, pieces, weight_norm, *, data=None, **settings):
+    """Every combination of the loop's switches (2 initialisations x layer norm x weight norm: 8 runs of the
+    student's ``train_digits`` on ``digits_split()``), keyed by (init, layer norm, weight norm). Each value
+    holds the run's per-epoch "train_loss" (the mean of the epoch's recorded step losses), "val_loss" and
+    "val_accuracy" as the student's loop returned them."""
+    import itertools
+
+    X_train, y_train, X_val, y_val = data if data is not None else digits_split()
+    runs = {}
+    with _one_thread():
+        for init, flags in itertools.product(LOOP_INITS, itertools.product((False, True), repeat=len(LOOP_SWITCHES))):
+            config = dict(zip(LOOP_SWITCHES, flags), init=init)
+            run = train_digits(*(pieces[name] for name in LOOP_PIECES), X_train, y_train, X_val, y_val, init=init,
+                               layer_norm=config["use_layer_norm"],
+                               weight_norm=weight_norm if config["use_weight_norm"] else None, **settings)
+            val_loss = np.asarray(run["val_loss"], dtype=float)
+            losses = np.asarray(run["losses"], dtype=float)
+            runs[_loop_key(config)] = {
+                "train_loss": np.array([chunk.mean() for chunk in np.array_split(losses, len(val_loss))]),
+                "val_loss": val_loss, "val_accuracy": np.asarray(run["val_accuracy"], dtype=float)}
+    return runs
+
+
+def _loop_figure(epochs) -> LiveFigure:
+    """The loop explorer's axes: cross-entropy per epoch (left), validation accuracy per epoch (right)."""
+    live = LiveFigure(Figure(figsize=(9.0, 3.0)))
+    a1, a2 = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
+    live.figure.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.25)
+    live.a1, live.a2 = a1, a2
+    ep = np.arange(1, epochs + 1)
+    ones = np.ones(epochs)
+    live.bare_val, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation"))
+    live.bare_train, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training"))
+    live.val, = live.changes(a1.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation"))
+    live.train, = live.changes(a1.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training"))
+    a1.set_yscale("log")
+    a1.minorticks_off()
+    a1.set_xlim(0.5, epochs + 0.5)
+    a1.set_xlabel("epoch")
+    a1.set_title("cross-entropy (your cross_entropy)", fontsize=9)
+    a1.legend(fontsize=7, loc="lower left")
+    live.bare_acc, = live.changes(a2.plot(ep, ones, color="0.6", lw=1.2, label="bare"))
+    live.acc, = live.changes(a2.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe"))
+    a2.set_xlim(0.5, epochs + 0.5)
+    a2.set_xlabel("epoch")
+    a2.set_title("validation accuracy", fontsize=9)
+    a2.legend(fontsize=7, loc="lower right")
+    return live
+
+
+def _loop_limits(runs):
+    """Axis limits that hold every run (all are computed beforehand): no switch changes the axes."""
+    curves = np.concatenate([np.ravel(r[k]) for r in runs.values() for k in ("val_loss", "train_loss")])
+    curves = np.maximum(curves[np.isfinite(curves)], 1e-4)
+    accuracy = np.concatenate([np.ravel(r["val_accuracy"]) for r in runs.values()])
+    accuracy = accuracy[np.isfinite(accuracy)]
+    return {"a1": (curves.min() / 1.5, curves.max() * 1.5),
+            "a2": (max(0.0, accuracy.min() - 0.05), min(1.0, accuracy.max() + 0.02))}
+
+
+def render_loop_recipe(init, use_layer_norm, use_weight_norm, *, train_digits, init_weights, orthogonal_init,
+                       layernorm_forward, layernorm_backward, adam_step, cross_entropy, weight_norm, cache=None):
+    """Training and validation curves of the student's ``train_digits`` with the chosen initialisation, layer
+    norm and weight norm (the bare loop, He without either, in grey). The 8 runs are computed on the first
+    render (cached per set of student functions); moving a switch only redraws."""
+    pieces = {"init_weights": init_weights, "orthogonal_init": orthogonal_init,
+              "layernorm_forward": layernorm_forward, "layernorm_backward": layernorm_backward,
+              "adam_step": adam_step, "cross_entropy": cross_entropy}
+    key = ("loop runs", train_digits, weight_norm) + tuple(pieces[name] for name in LOOP_PIECES)
+    runs = cached(cache, key, lambda: loop_runs(train_digits, pieces, weight_norm))
+    config = {"init": init, "use_layer_norm": use_layer_norm, "use_weight_norm": use_weight_norm}
+    run, bare = runs[_loop_key(config)], runs[_loop_key(LOOP_BARE)]
+    live = kept_figure(cache, lambda: _loop_figure(len(run["val_loss"])))
+    if live.new_background(key):
+        for axis, limits in _loop_limits(runs).items():
+            getattr(live, axis).set_ylim(*limits)
+    ep = np.arange(1, len(run["val_loss"]) + 1)
+    for line, ys in ((live.bare_val, bare["val_loss"]), (live.bare_train, bare["train_loss"]),
+                     (live.val, run["val_loss"]), (live.train, run["train_loss"])):
+        line.set_data(ep, np.maximum(ys, 1e-4))
+    live.bare_acc.set_data(ep, bare["val_accuracy"])
+    live.acc.set_data(ep, run["val_accuracy"])
+    name = init + "".join(f" + {label}" for label, on in (("layer norm", use_layer_norm),
+                                                         ("weight norm", use_weight_norm)) if on)
+    text = (f"{name}: final validation loss <b>{run['val_loss'][-1]:.3f}</b> (bare {bare['val_loss'][-1]:.3f}), "
+            f"validation accuracy {run['val_accuracy'][-1]:.1%} (bare {bare['val_accuracy'][-1]:.1%}), "
+            f"training loss in the last epoch {run['train_loss'][-1]:.3f}")
+    return live, text
+
+
+def loop_recipe_explorer(*, train_digits, init_weights, orthogonal_init, layernorm_forward, layernorm_backward,
+                         adam_step, cross_entropy, weight_norm):
+    """The recipe explorer of the chapter: switches over the student's own ``train_digits`` (He or orthogonal
+    initialisation, layer norm, weight norm), all 8 runs precomputed. Supersedes ``recipe_explorer``."""
+    controls = {
+        "init": widgets.Dropdown(options=list(LOOP_INITS), value=LOOP_INITS[0], description="init"),
+        "use_layer_norm": widgets.Checkbox(False, description="layer norm"),
+        "use_weight_norm": widgets.Checkbox(False, description="weight norm"),
+    }
+    needs = {"train_digits": train_digits, "init_weights": init_weights, "orthogonal_init": orthogonal_init,
+             "layernorm_forward": layernorm_forward, "layernorm_backward": layernorm_backward,
+             "adam_step": adam_step, "cross_entropy": cross_entropy, "weight_norm": weight_norm}
+    return Explorer(render_loop_recipe, controls, needs=needs, height="330px", columns=3,
+                    title="Your train_digits, trick by trick (one hidden layer of 64, 300 training images)")
 
 
 # ------------------------------------------------------------- target distributions

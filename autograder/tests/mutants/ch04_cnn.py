@@ -227,6 +227,36 @@ def max_pool2d_backward(X, dY, kernel_size, stride=None):
     return Xt.grad.numpy()
 ''',
     },
+    'train_cnn': {
+        'evaluates_on_training_data': swap(("forward(X_val)[1], y_val)", "forward(X_train)[1], y_train)"),
+                                           ("argmax(axis=1) == y_val", "argmax(axis=1) == y_train")),
+        'shuffles_once': swap("    for epoch in range(epochs):\n        order = rng.permutation(len(X_train))\n",
+                              "    order = rng.permutation(len(X_train))\n    for epoch in range(epochs):\n"),
+        # the linear layer stepped as soon as its gradient is known: its new weights carry the gradient down
+        'updates_before_the_backward_pass': swap(
+            ("            dpooled = (dlogits @ params[4])",
+             "            params[4], params[5] = params[4] - lr * dW3, params[5] - lr * db3\n"
+             "            dpooled = (dlogits @ params[4])"),
+            ("for p, g in zip(params, grads)]", "for p, g in zip(params[:4], grads[:4])] + params[4:]")),
+        # torch's .grad accumulates until zero_grad(): the NumPy loop that imitates it without the reset
+        'gradients_never_reset': swap(
+            ("    losses, val_loss, val_accuracy = [], [], []\n",
+             "    losses, val_loss, val_accuracy = [], [], []\n    total = [0.0] * 6\n"),
+            ("            grads = [dW1, db1, dW2, db2, dW3, db3]\n",
+             "            fresh = [dW1, db1, dW2, db2, dW3, db3]\n"
+             "            total = [s + np.asarray(g, dtype=float) for s, g in zip(total, fresh)]\n"
+             "            grads = total\n")),
+        'drops_the_last_short_batch': swap("range(0, len(X_train), batch_size)",
+                                           "range(0, len(X_train) - batch_size + 1, batch_size)"),
+        'relu_mask_of_the_first_layer_forgotten': swap("dz1 = np.asarray(da1, dtype=float) * (z1 > 0)",
+                                                       "dz1 = np.asarray(da1, dtype=float)"),
+        'gradient_not_divided_by_the_batch': swap("            dlogits /= len(y)\n", ""),
+        'weights_drawn_after_the_first_permutation': swap(
+            ("    rng = np.random.default_rng(seed)\n",
+             "    rng = np.random.default_rng(seed)\n    first = rng.permutation(len(X_train))\n"),
+            ("        order = rng.permutation(len(X_train))\n",
+             "        order = first if epoch == 0 else rng.permutation(len(X_train))\n")),
+    },
 }
 
 # Integration checks: each listed mistake (function/mistake of MUTANTS) must also make the end-to-end

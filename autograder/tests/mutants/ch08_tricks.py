@@ -297,9 +297,15 @@ def distillation_grad(student_logits, teacher_logits, T):
             "            for i in range(len(params)):\n                t += 1\n"),
         "adam_state_not_kept": swap("params[i], ms[i], vs[i] = adam_step(", "params[i], _, _ = adam_step("),
         "forgets_the_one_hot": swap("            dlogits[np.arange(len(y)), y] -= 1.0\n", ""),
-        "relu_mask_forgotten": swap("dh = (dlogits @ params[4]) * (h > 0)", "dh = dlogits @ params[4]"),
+        "relu_mask_forgotten": swap("dh = (dlogits @ params[-2]) * (h > 0)", "dh = dlogits @ params[-2]"),
         "drops_the_last_short_batch": swap(
             "range(0, len(X_train), batch_size)", "range(0, len(X_train) - batch_size + 1, batch_size)"),
+        "weight_norm_gradient_not_projected": swap("(g1 / n)[:, None] * (dW1 - (dg1 / n)[:, None] * V1)",
+                                                   "(g1 / n)[:, None] * dW1"),
+        "weight_norm_g_starts_at_one": swap("np.linalg.norm(W1, axis=1)]", "np.ones(hidden)]"),
+        "returns_V1_for_W1": swap("[first_layer()] + params[-5:]]", "[params[0]] + params[-5:]]"),
+        "layer_norm_switch_ignored_in_the_forward_pass": swap(
+            "layernorm_forward(z, gamma, beta) if layer_norm else z", "layernorm_forward(z, gamma, beta)"),
         "shuffles_before_the_weights": swap(
             ("    rng = np.random.default_rng(seed)\n",
              "    rng = np.random.default_rng(seed)\n    first = rng.permutation(len(X_train))\n"),
