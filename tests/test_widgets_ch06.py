@@ -178,3 +178,33 @@ def test_live_pictures_are_current_after_every_move(ref, char_model):
     assert_live_through_every_control(build(ch06.positional_encoding_explorer, ref))
     assert_live_through_every_control(build(ch06.transformer_attention_explorer, ref, record=fake_record()))
     assert_live_through_every_control(build(ch06.char_model_explorer, ref, model=char_model))
+
+
+def test_heldout_bigram_baseline_of_the_reference_text():
+    from dlcourse.data import language_reference
+    texts = language_reference()
+    assert 2.55 < ch06.heldout_bigram_cross_entropy(texts["train"], texts["validation"]) < 2.60
+    # one added to every count: a pair the training text lacks costs log(V + count), not infinity
+    assert ch06.heldout_bigram_cross_entropy("aaaa", "ab") == pytest.approx(np.log(5))
+
+
+def test_char_model_run_trains_with_the_students_loop_and_samples(ref):
+    from dlcourse.drivers.ch06_transformers import char_model_run
+    text = "abcabcabd " * 30
+    chars = "".join(sorted(set(text)))
+    run = char_model_run(ref.train_char_model, ref.transformer_block, ref.transformer_block_backward,
+                         ref.layernorm_backward, ref.causal_mask, ref.sample_token, text[:200], text[200:], chars,
+                         prompt="ab", sample_length=5, d=8, n_heads=2, d_ff=8, context=4, steps=3, batch=2)
+    assert run["type"] == "dict" and run["losses"].shape == (3,) and isinstance(run["val_loss"], float)
+    assert len(run["params"]) == 18
+    assert all(isinstance(v, np.ndarray) and v.dtype == np.float64 for v in run["params"].values())
+    assert run["sample"].startswith("ab") and len(run["sample"]) == 7 and set(run["sample"]) <= set(chars)
+    silent = char_model_run(lambda *args, **kwargs: None, ref.transformer_block, ref.transformer_block_backward,
+                            ref.layernorm_backward, ref.causal_mask, ref.sample_token, text, text, chars)
+    assert silent == {"type": "NoneType", "params": None, "losses": None, "val_loss": None, "sample": ""}
+
+
+def test_char_model_explorer_takes_its_prompts(ref, char_model):
+    w = build(ch06.char_model_explorer, ref, model=char_model, prompts=ch06.REFERENCE_PROMPTS)
+    assert w.readout.value.split("generated: ")[1].startswith("The ")
+    assert list(w.controls["prompt"].options) == list(ch06.REFERENCE_PROMPTS)

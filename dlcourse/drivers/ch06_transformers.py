@@ -15,6 +15,9 @@ def train_char_transformer(text, causal_mask, transformer_block, sample_token, d
                            temperature=0.6, top_k=None):
     """Train a one-block decoder-only character model in torch, then run it with the student's NumPy pieces.
 
+    Superseded (issue 29): the chapter now trains the model with the student's own gradients and loop
+    (``train_char_model``, run by ``char_model_run``); kept so that notebooks already handed out still run.
+
     Training: torch autograd on a torch copy of the model (embedding + learned positions, one pre-LN
     block with causal multi-head attention, final LayerNorm, linear read-out), Adam, ``steps``
     batches of ``batch`` random windows of ``context`` characters. Evaluation and generation: the
@@ -111,3 +114,60 @@ def train_char_transformer(text, causal_mask, transformer_block, sample_token, d
         out.append(int(sample_token(last, temperature, rng, top_k)))
     return {"weights": W, "n_heads": n_heads, "chars": "".join(chars), "losses": losses,
             "eval_logits": eval_logits, "sample": "".join(chars[i] for i in out)}
+
+
+BLOCK_KEYS = ("ln1_g", "ln1_b", "W_q", "W_k", "W_v", "W_o", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
+
+
+def char_model_logits(model, tokens, transformer_block, causal_mask):
+    """Logits (B, T, V) of a trained character model with the student's block: ``model`` a dict with
+    ``weights`` (E, pos, the twelve block parameters, lnf_g, lnf_b, W_out, b_out), ``n_heads`` and ``chars``;
+    ``tokens`` integer ids (T,) or (B, T), T at most the model's context."""
+    W = model["weights"]
+    tokens = np.atleast_2d(tokens)
+    T = tokens.shape[1]
+    x = W["E"][tokens] + W["pos"][:T]
+    h = np.asarray(transformer_block(x, {key: W[key] for key in BLOCK_KEYS}, model["n_heads"],
+                                     np.asarray(causal_mask(T), dtype=bool)), dtype=float)
+    h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * W["lnf_g"] + W["lnf_b"]
+    return h @ W["W_out"].T + W["b_out"]
+
+
+def generate(model, prompt, length, transformer_block, causal_mask, sample_token, temperature=0.8, top_k=None, seed=0):
+    """``prompt`` followed by ``length`` characters drawn one at a time with the student's ``sample_token`` from
+    the logits of the last position (the last ``context`` characters as input), ``rng = default_rng(seed)``."""
+    chars = model["chars"]
+    context = model["weights"]["pos"].shape[0]
+    out = [chars.index(c) for c in prompt]
+    rng = np.random.default_rng(seed)
+    for _ in range(length):
+        last = char_model_logits(model, np.array(out[-context:]), transformer_block, causal_mask)[0, -1]
+        out.append(int(sample_token(last, temperature, rng, top_k)))
+    return "".join(chars[i] for i in out)
+
+
+def char_model_run(train_char_model, transformer_block, transformer_block_backward, layernorm_backward, causal_mask,
+                   sample_token, train_text, val_text, chars, prompt="", sample_length=200, temperature=0.8,
+                   top_k=None, **settings):
+    """The student's ``train_char_model(transformer_block, transformer_block_backward, layernorm_backward,
+    causal_mask, train_text, val_text, chars, **settings)``, then ``generate`` from the trained model.
+
+    Returns plain data: ``type`` (of what the loop returned), ``params`` (dict of float arrays, or None),
+    ``losses`` (float array or None), ``val_loss`` (float or None) and ``sample`` (the prompt and
+    ``sample_length`` generated characters; "" when ``sample_length`` is 0)."""
+    result = train_char_model(transformer_block, transformer_block_backward, layernorm_backward, causal_mask,
+                              train_text, val_text, chars, **settings)
+    out = {"type": type(result).__name__, "params": None, "losses": None, "val_loss": None, "sample": ""}
+    if not isinstance(result, dict):
+        return out
+    if isinstance(result.get("params"), dict):
+        out["params"] = {str(k): np.array(v, dtype=np.float64) for k, v in result["params"].items()}
+    if result.get("losses") is not None:
+        out["losses"] = np.asarray([float(v) for v in result["losses"]], dtype=np.float64)
+    if result.get("val_loss") is not None:
+        out["val_loss"] = float(result["val_loss"])
+    if sample_length and out["params"] is not None:
+        model = {"weights": out["params"], "n_heads": settings.get("n_heads", 4), "chars": "".join(chars)}
+        out["sample"] = generate(model, prompt, sample_length, transformer_block, causal_mask, sample_token,
+                                 temperature, top_k)
+    return out

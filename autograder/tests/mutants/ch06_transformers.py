@@ -91,6 +91,17 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     return (w @ v).numpy(), w.numpy()
 ''',
     },
+    'scaled_dot_product_attention_backward': {
+        'no_jacobian_subtraction': swap("dA - np.sum(dA * A, axis=-1, keepdims=True)", "dA"),
+        'scale_dropped': swap("    dS = dS / np.sqrt(Q.shape[-1])\n", ""),
+        'gradient_through_masked_pairs': swap("_, A = scaled_dot_product_attention(Q, K, V, mask)",
+                                              "_, A = scaled_dot_product_attention(Q, K, V)"),
+        'jacobian_sum_over_queries': swap("np.sum(dA * A, axis=-1, keepdims=True)",
+                                          "np.sum(dA * A, axis=-2, keepdims=True)"),
+        'dK_from_K': swap("np.swapaxes(dS, -1, -2) @ Q, dV", "np.swapaxes(dS, -1, -2) @ K, dV"),
+        'scale_applied_to_dV_too': swap("dV = np.swapaxes(A, -1, -2) @ d_out",
+                                        "dV = np.swapaxes(A, -1, -2) @ d_out / np.sqrt(Q.shape[-1])"),
+    },
     'causal_mask': {
         'strictly_below_diagonal': swap('))', '), k=-1)'),
         'upper_triangle': swap('tril', 'triu'),
@@ -195,6 +206,48 @@ def transformer_block(X, params, n_heads, mask=None):
     return (H + torch.relu(f @ t["W1"].T + t["b1"]) @ t["W2"].T + t["b2"]).numpy()
 ''',
     },
+    'layernorm_backward': {
+        'mean_treated_as_constant': swap("g - g.mean(axis=-1, keepdims=True) - x_hat", "g - x_hat"),
+        'variance_treated_as_constant': swap(" - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)", ""),
+        'gamma_forgotten_in_dx': swap("g = dy * gamma", "g = dy"),
+        'eps_ignored': swap("keepdims=True) + eps)", "keepdims=True))"),
+        'dgamma_not_summed': swap("(dy * x_hat).sum(axis=leading)", "(dy * x_hat).reshape(-1, x.shape[-1])[0]"),
+        'unbiased_variance': swap("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, ddof=1, keepdims=True)"),
+    },
+    'transformer_block_backward': {
+        'relu_mask_forgotten': swap("dZ = (d_out @ p[\"W2\"]) * (Z > 0)", "dZ = d_out @ p[\"W2\"]"),
+        'attention_residual_dropped': swap("return dH + dX_through_attention", "return dX_through_attention"),
+        'mask_not_passed_to_backward': swap("heads(dH @ p[\"W_o\"]), mask)", "heads(dH @ p[\"W_o\"]))"),
+        'ffn_residual_dropped': swap("dH = d_out + dH_through_ffn", "dH = dH_through_ffn"),
+        'weight_gradient_transposed': swap(
+            'g["W_q"], g["W_k"], g["W_v"] = flat(dQ).T @ flat(A), flat(dK).T @ flat(A), flat(dV).T @ flat(A)',
+            'g["W_q"], g["W_k"], g["W_v"] = flat(A).T @ flat(dQ), flat(A).T @ flat(dK), flat(A).T @ flat(dV)'),
+        'only_query_path_to_ln1': swap('dA = dQ @ p["W_q"] + dK @ p["W_k"] + dV @ p["W_v"]', 'dA = dQ @ p["W_q"]'),
+        'heads_merged_without_transpose': swap("dQ, dK, dV = merge(dQ), merge(dK), merge(dV)",
+                                               "dQ, dK, dV = (Y.reshape(B, T, d) for Y in (dQ, dK, dV))"),
+    },
+    'train_char_model': {
+        'targets_not_shifted': swap("y = train_ids[starts[:, None] + 1 + np.arange(context)]",
+                                    "y = train_ids[starts[:, None] + np.arange(context)]"),
+        'evaluates_on_training_text': swap(
+            "    n = (len(val_ids) - 1) // context\n",
+            "    val_ids = train_ids[:len(val_ids)]\n    n = (len(val_ids) - 1) // context\n"),
+        'adam_without_bias_correction': swap(
+            "lr * (m[name] / (1 - 0.9 ** t)) / (np.sqrt(v[name] / (1 - 0.999 ** t)) + 1e-8)",
+            "lr * m[name] / (np.sqrt(v[name]) + 1e-8)"),
+        'same_windows_every_step': swap(
+            ("    for t in range(1, steps + 1):\n        starts = rng", "    starts = rng"),
+            ("size=batch)\n", "size=batch)\n    for t in range(1, steps + 1):\n")),
+        'gradients_accumulate': swap(
+            ("    losses = []\n", "    losses = []\n    E_grad = np.zeros_like(P[\"E\"])\n"),
+            ('grads["E"] = np.zeros_like(P["E"])', 'grads["E"] = E_grad')),
+        'repeated_characters_counted_once': swap('np.add.at(grads["E"], x.reshape(-1), dX.reshape(-1, d))',
+                                                 'grads["E"][x.reshape(-1)] += dX.reshape(-1, d)'),
+        'adam_step_counted_per_parameter': swap(
+            ("    for t in range(1, steps + 1):\n", "    count = 0\n    for step in range(1, steps + 1):\n"),
+            ("        for name in P:\n", "        for name in P:\n            count += 1\n            t = count\n")),
+        'loss_summed_not_averaged': swap("dlogits /= batch * context", "dlogits /= batch"),
+    },
     'sample_token': {
         'multiplies_by_temperature': swap(') / temperature', ') * temperature'),
         'ignores_temperature': swap(") / temperature", ")"),
@@ -251,10 +304,14 @@ def transformer_block(X, params, n_heads, mask=None):
     },
 }
 
-# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell.
+# Every piece the character model trains or runs with: a mistake in any one fails the integration check
+# (the held-out margin, or its hidden checks of the logits, of the gradients at the trained weights against
+# torch, and of the sample's exact draws).
 INTEGRATION = {
-    "test_char_transformer": ["causal_mask/upper_triangle", "multi_head_attention/scaled_by_sqrt_d",
-                              "multi_head_attention/no_output_projection", "transformer_block/post_ln",
-                              "transformer_block/residual_from_normalised_stream", "transformer_block/mask_ignored",
-                              "sample_token/ignores_temperature", "sample_token/keeps_smallest_logits"],
+    "test_char_transformer": ["train_char_model/targets_not_shifted",
+                              "scaled_dot_product_attention_backward/scale_dropped",
+                              "layernorm_backward/variance_treated_as_constant",
+                              "transformer_block_backward/mask_not_passed_to_backward",
+                              "causal_mask/upper_triangle", "transformer_block/post_ln",
+                              "sample_token/ignores_temperature"],
 }
