@@ -12,7 +12,11 @@ import numpy as np
 
 def train_char_rnn(text, rnn_forward, rnn_backward, clip_grad_norm, hidden=64, steps=1000, seq_len=25,
                    lr=0.01, max_norm=5.0, seed=0, sample_length=300, temperature=0.7):
-    """Train an Elman RNN (no biases) to predict the next character of ``text``; generate a sample.
+    """Superseded (issue 29): the student now writes this loop (``train_char_rnn`` of the chapter, on
+    ``dlcourse.data.language_reference()``, judged on held-out text); kept so that notebooks already
+    handed out, which import it, keep working.
+
+    Train an Elman RNN (no biases) to predict the next character of ``text``; generate a sample.
 
     Truncated BPTT: the text is read in chunks of ``seq_len`` characters; each chunk starts from the
     last state of the previous one (``z0``), and the gradient stops there. One-hot inputs (n = K
@@ -66,3 +70,50 @@ def train_char_rnn(text, rnn_forward, rnn_backward, clip_grad_norm, hidden=64, s
     U, V, W = params
     return {"U": U, "V": V, "W": W, "chars": "".join(chars), "losses": losses, "norms": norms,
             "sample": "".join(out)}
+
+
+def train_traced(train_char_rnn, rnn_forward, rnn_backward, clip_grad_norm, adam_step, train_text, val_text,
+                 **settings):
+    """The student's ``train_char_rnn(rnn_forward, rnn_backward, clip_grad_norm, adam_step, train_text,
+    val_text, **settings)``, with ``rnn_backward`` and ``adam_step`` wrapped to record what they see
+    (then calling the given ones).
+
+    Returns plain data: what the loop returned (``params`` as a list of float arrays, ``losses`` and
+    ``val_loss`` as float arrays, ``None`` for a missing key) and, per ``adam_step`` call in call order:
+    ``ts`` (its step number), ``lrs``, ``shapes`` (of the parameter), ``update_sq`` (the sum of squares
+    of the gradient it was given) and ``fresh_sq``: the sum of squares of the sum of the ``(dU, dV, dW)``
+    that ``rnn_backward`` returned since the previous ``adam_step`` call, or -1 when it was not called
+    in between."""
+    import numpy as np
+
+    ts, lrs, shapes, update_sq, fresh_sq = [], [], [], [], []
+    pending = []                                  # the (dU, dV, dW) summed since the last update
+
+    def recorded_backward(*args, **kwargs):
+        out = rnn_backward(*args, **kwargs)
+        grads = [np.array(g, dtype=np.float64) for g in tuple(out)[:3]]
+        if pending:
+            pending[:] = [a + b for a, b in zip(pending, grads)]
+        else:
+            pending.extend(grads)
+        return out
+
+    def recorded_adam(param, grad, m, v, t, *args, **kwargs):
+        ts.append(float(t))
+        lrs.append(float(kwargs.get("lr", args[0] if args else float("nan"))))
+        shapes.append(tuple(np.shape(param)))
+        update_sq.append(float(np.sum(np.asarray(grad, dtype=np.float64) ** 2)))
+        fresh_sq.append(float(sum(np.sum(g ** 2) for g in pending)) if pending else -1.0)
+        pending.clear()
+        return adam_step(param, grad, m, v, t, *args, **kwargs)
+
+    result = train_char_rnn(rnn_forward, recorded_backward, clip_grad_norm, recorded_adam, train_text, val_text,
+                            **settings)
+    out = {"type": type(result).__name__, "ts": np.asarray(ts), "lrs": np.asarray(lrs), "shapes": shapes,
+           "update_sq": np.asarray(update_sq), "fresh_sq": np.asarray(fresh_sq), "params": None}
+    if isinstance(result, dict) and isinstance(result.get("params"), (list, tuple)):
+        out["params"] = [np.array(p, dtype=np.float64) for p in result["params"]]
+    for key in ("losses", "val_loss"):
+        value = result.get(key) if isinstance(result, dict) else None
+        out[key] = None if value is None else np.asarray([float(v) for v in value], dtype=np.float64)
+    return out
