@@ -126,8 +126,10 @@ def'''),
             ("np.arange(len(val) - 1), val[1:]", "np.arange(len(data) - 1), data[1:]"),
         ),
         'windows_drawn_once': swap(
-            "    for step in range(1, steps + 1):\n        starts = rng.integers(0, len(data) - seq_len, size=batch_size)\n",
-            "    starts = rng.integers(0, len(data) - seq_len, size=batch_size)\n    for step in range(1, steps + 1):\n"),
+            "    for step in range(1, steps + 1):\n"
+            "        starts = rng.integers(0, len(data) - seq_len, size=batch_size)\n",
+            "    starts = rng.integers(0, len(data) - seq_len, size=batch_size)\n"
+            "    for step in range(1, steps + 1):\n"),
         'updates_before_backward': swap(
             ("        starts = rng.integers",
              "        grads, _ = clip_grad_norm(grads, max_norm)\n        for i in range(len(params)):\n"
