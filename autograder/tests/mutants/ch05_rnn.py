@@ -115,6 +115,15 @@ def'''),
         'returns_unclipped': swap('return [np.asarray(g, dtype=float) * scale for g in grads]',
                                   'return [np.array(g, dtype=float) for g in grads]'),
     },
+    'adam_step': {
+        'no_bias_correction': swap(("m / (1 - b1 ** t)", "m"), ("v / (1 - b2 ** t)", "v")),
+        'eps_inside_sqrt': swap("(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)"),
+        'average_weights_swapped': swap("m = b1 * m + (1 - b1) * grad", "m = (1 - b1) * m + b1 * grad"),
+        'updates_moments_in_place': swap(
+            "    m = b1 * m + (1 - b1) * grad\n    v = b2 * v + (1 - b2) * grad ** 2\n",
+            "    m *= b1\n    m += (1 - b1) * grad\n    v *= b2\n    v += (1 - b2) * grad ** 2\n"),
+        'second_moment_not_squared': swap("(1 - b2) * grad ** 2", "(1 - b2) * np.abs(grad)"),
+    },
     'train_char_rnn': {
         'gradients_never_reset': swap(
             ("    for step in range(1, steps + 1):\n",
