@@ -138,3 +138,11 @@ def sample_text(rnn_forward, U, V, W, chars, length=300, temperature=0.8, seed=0
         token = int(rng.choice(len(chars), p=p / p.sum()))
         out.append(chars[token])
     return "".join(out)
+
+
+def defaults_of(function):
+    """The default values of ``function``'s parameters that are numbers or strings, by name (plain data)."""
+    import inspect
+
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()
+            if isinstance(p.default, (int, float, str))}
