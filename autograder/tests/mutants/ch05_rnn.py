@@ -115,6 +115,47 @@ def'''),
         'returns_unclipped': swap('return [np.asarray(g, dtype=float) * scale for g in grads]',
                                   'return [np.array(g, dtype=float) for g in grads]'),
     },
+    'adam_step': {
+        'no_bias_correction': swap(("m / (1 - b1 ** t)", "m"), ("v / (1 - b2 ** t)", "v")),
+        'eps_inside_sqrt': swap("(np.sqrt(v_hat) + eps)", "np.sqrt(v_hat + eps)"),
+        'average_weights_swapped': swap("m = b1 * m + (1 - b1) * grad", "m = (1 - b1) * m + b1 * grad"),
+        'updates_moments_in_place': swap(
+            "    m = b1 * m + (1 - b1) * grad\n    v = b2 * v + (1 - b2) * grad ** 2\n",
+            "    m *= b1\n    m += (1 - b1) * grad\n    v *= b2\n    v += (1 - b2) * grad ** 2\n"),
+        'second_moment_not_squared': swap("(1 - b2) * grad ** 2", "(1 - b2) * np.abs(grad)"),
+    },
+    'train_char_rnn': {
+        'gradients_never_reset': swap(
+            ("    for step in range(1, steps + 1):\n",
+             "    grads = [np.zeros_like(p) for p in params]\n    for step in range(1, steps + 1):\n"),
+            ("        grads = [np.zeros_like(p) for p in params]\n", ""),
+        ),
+        'evaluates_on_training_text': swap(
+            ("onehot[val[:-1]]", "onehot[data[:-1]]"),
+            ("np.arange(len(val) - 1), val[1:]", "np.arange(len(data) - 1), data[1:]"),
+        ),
+        'windows_drawn_once': swap(
+            "    for step in range(1, steps + 1):\n"
+            "        starts = rng.integers(0, len(data) - seq_len, size=batch_size)\n",
+            "    starts = rng.integers(0, len(data) - seq_len, size=batch_size)\n"
+            "    for step in range(1, steps + 1):\n"),
+        'updates_before_backward': swap(
+            ("        starts = rng.integers",
+             "        grads, _ = clip_grad_norm(grads, max_norm)\n        for i in range(len(params)):\n"
+             "            params[i], ms[i], vs[i] = adam_step(params[i], grads[i], ms[i], vs[i], step, lr=lr)\n"
+             "        starts = rng.integers"),
+            ("        losses.append(float(loss))\n        grads, _ = clip_grad_norm(grads, max_norm)\n"
+             "        for i in range(len(params)):\n"
+             "            params[i], ms[i], vs[i] = adam_step(params[i], grads[i], ms[i], vs[i], step, lr=lr)\n",
+             "        losses.append(float(loss))\n"),
+            ("    for step in range(1, steps + 1):\n",
+             "    grads = [np.zeros_like(p) for p in params]\n    for step in range(1, steps + 1):\n"),
+        ),
+        'clipped_gradients_ignored': swap(  # torch's clip_grad_norm_ clips in place; this one returns
+            "grads, _ = clip_grad_norm(grads, max_norm)", "clip_grad_norm(grads, max_norm)"),
+        'targets_not_shifted': swap("data[s + 1:s + seq_len + 1]", "data[s:s + seq_len]"),
+        'adam_t_always_one': swap("vs[i], step, lr=lr)", "vs[i], 1, lr=lr)"),
+    },
     'lstm_cell': {
         'gate_order_ifog': swap('a_g, a_o', 'a_o, a_g'),
         'no_tanh_on_cell_output': swap('sigmoid(a_o) * np.tanh(c_new)', 'sigmoid(a_o) * c_new'),
@@ -274,10 +315,11 @@ def'''),
     },
 }
 
-# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell.
+# Mistakes in the pieces the integration check uses that must make it fail, not only their own cell. A
+# backward without the gradient from the future still trains below the bigram line (2.42 nats against the
+# reference's 2.39 on the test text): the check's first-step gradient against the grader's BPTT catches it.
+# Clipping barely moves Adam's result; the check of the gradients handed to adam_step catches its mistakes.
 INTEGRATION = {
-    "test_char_rnn": ["rnn_forward/tanh_on_output", "rnn_forward/transposed_recurrent_weights",
-                      "rnn_backward/no_gradient_from_the_future", "rnn_backward/recurrent_gradient_without_transpose",
-                      "rnn_backward/no_tanh_derivative", "rnn_backward/derivative_at_previous_state",
-                      "clip_grad_norm/sum_of_norms", "clip_grad_norm/returns_unclipped"],
+    "test_char_rnn": ["rnn_backward/no_gradient_from_the_future", "rnn_forward/transposed_recurrent_weights",
+                      "rnn_backward/recurrent_gradient_without_transpose", "clip_grad_norm/returns_unclipped"],
 }
