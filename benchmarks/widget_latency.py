@@ -39,6 +39,7 @@ import statistics
 import sys
 import time
 
+from .browser import CHROMIUM
 from .common import (
     RESULTS,
     ROOT,
@@ -444,7 +445,8 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
     from playwright.sync_api import sync_playwright
 
     from autograder import submissions
-    from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, Lab, _open_and_run
+
+    from .browser import CHROMIUM_ARGS, Lab, open_and_run
 
     results, calibration = {}, []
     with tempfile.TemporaryDirectory(prefix="latency-") as tmp:
@@ -463,7 +465,7 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
                 def measure(name: str) -> dict:
                     page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
                     try:
-                        _open_and_run(page, lab, name)
+                        open_and_run(page, lab, name)
                         page.wait_for_timeout(500)
                         if name == CALIBRATION:
                             return measure_chapter(page, CALIBRATION_MOVES, first=False)
@@ -518,7 +520,6 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     selected = selected_chapters(parser, args.chapters)
-    from tests.test_browser import CHROMIUM
     if not os.path.isfile(CHROMIUM):
         print(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 1 if args.strict else 0

@@ -22,7 +22,7 @@ from . import __doc__ as DOC
 from .class_builder import KINDS, build_class
 from .ours import check_determinism, run_ours, summarize_ours
 from .overhead import measure_overhead
-from .report import report
+from .tables import report
 from .stock import run_stock
 
 
