@@ -39,4 +39,5 @@ def test_parallel_sequential_and_dask_give_the_same_scores(tmp_path):
             assert grade(folder, out, f"SCHEDULER={cluster.address}") == local, f"{workers} Dask worker(s) differ"
             log = (out / "grading.log").read_text()
             assert f"with the Dask scheduler at {cluster.address}" in log
-    assert all(p.returncode is not None for p in cluster.processes) or not cluster.processes
+        processes = list(cluster.processes)
+    assert len(processes) == 3 and all(p.poll() is not None for p in processes), "the cluster outlived its test"
