@@ -141,6 +141,8 @@ LATENCY_JS = r"""
           if (state.t0 === null) return;
           for (const root of cell.querySelectorAll('.explorer')) {
             if (old.has(root)) continue;
+            // a view that could not be made (ipywidgets' empty error box): no picture will ever come
+            if (root.querySelector('.jupyter-widgets-error-widget')) { finish('broken view', null); return; }
             const img = pictureOf(root);
             if (img && img.getAttribute('src')) {
               observer.disconnect();
@@ -303,9 +305,11 @@ def measure_chapter(page, moves: int, all_controls: bool = True, first: bool = T
         const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]
             .filter(c => c.querySelector('.jupyter-widgets.explorer'));
         return rs.map(r => cells.indexOf(r.closest('.jp-CodeCell'))); }""")
+    shown = roots.evaluate_all("rs => rs.map(r => !!r.querySelector('img.explorer-picture[src]'))")
     widgets = []
     for i in range(roots.count()):
-        entry = {"widget": i, "title": names[i] if i < len(names) else "", "cell": cells[i] if i < len(cells) else None}
+        entry = {"widget": i, "title": names[i] if i < len(names) else "", "cell": cells[i] if i < len(cells) else None,
+                 "picture": shown[i] if i < len(shown) else False}
         entry.update(measure_widget(page, roots.nth(i), moves, all_controls))
         widgets.append(entry)
     return {"widgets": widgets, "first_display": first_displays(page) if first else []}
@@ -319,6 +323,8 @@ def flags_for(cpus: int, chapter: str, result: dict) -> list[str]:
         return [f"{chapter}: {result['error']}"]
     for w in result["widgets"]:
         name = f"{chapter} widget {w['widget']} ({w['title'][:40]})"
+        if not w.get("picture", True):  # its moves can only be timed to the readout
+            flags.append(f"{name}: no picture shown after Run All (a view that failed, or a render error)")
         median_budget, worst_budget = BUDGET_MEDIAN_MS.get(cpus), BUDGET_WORST_MS.get(cpus)
         if w["median_ms"] is None:
             flags.append(f"{name}: nothing timed ({'; '.join(w['problems'][:2]) or 'no controls'})")
@@ -331,7 +337,7 @@ def flags_for(cpus: int, chapter: str, result: dict) -> list[str]:
             flags.append(f"{name}: {problem}")
     for f in result.get("first_display", []):
         if f["ms"] is None or f["ms"] > BUDGET_FIRST_MS:
-            shown = "never" if f["ms"] is None else f"{f['ms']:.0f} ms"
+            shown = f"never ({f['kind']})" if f["ms"] is None else f"{f['ms']:.0f} ms"
             flags.append(f"{chapter} widget cell {f['cell']}: first display {shown} > {BUDGET_FIRST_MS:.0f} ms "
                          f"on {cpus} CPU(s)")
     return flags
