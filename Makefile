@@ -94,12 +94,15 @@ check: setup
 	  echo "checking $$notebook (saved last; CHAPTER=<chapter> for another)"; fi; \
 	MPLBACKEND=Agg $(BIN)/python -m autograder check "$$notebook"
 
-# Chapter budgets, grading throughput against stock nbgrader, widget latency in a browser, and Binder
-# rehearsed (a clean virtualenv from binder/ alone, every chapter on 1 CPU and 2 GB; BINDER_WHEELS=<folder>:
-# torch's +cpu wheel from there where its index cannot be reached and pip's own configuration has none).
+# Chapter budgets, grading against its limits (overhead, bare code, stock nbgrader on the whole class, Dask
+# with 1 and 2 workers), widget latency in a browser, and Binder rehearsed (a clean virtualenv from binder/
+# alone, every chapter on 1 CPU and 2 GB; BINDER_WHEELS=<folder>: torch's +cpu wheel from there where its
+# index cannot be reached and pip's own configuration has none). GRADING_BENCHMARK: the grading benchmark's
+# options, e.g. a quick run: GRADING_BENCHMARK="--students 4 --chapters ch01_perceptron,ch06_transformers --dask"
+GRADING_BENCHMARK ?= --dask
 benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.chapter_budgets
-	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading --stock-sample 3
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading $(GRADING_BENCHMARK)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.widget_latency --strict
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.binder $(if $(BINDER_WHEELS),--wheels "$(BINDER_WHEELS)")
 

@@ -7,6 +7,7 @@ reported in the result.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -17,7 +18,7 @@ import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
 from .course import Chapter, grade_id, graded_names, read, release_path, role
-from .result import PLACEHOLDER, CellVerdict, ManualAnswer, SubmissionResult
+from .result import PLACEHOLDER, TIMINGS, CellVerdict, ManualAnswer, SubmissionResult
 from .sandbox.client import Sandbox, SandboxError
 from .sandbox.limits import Limits
 from .sandbox.process import Stop
@@ -71,6 +72,27 @@ def _preload(cells) -> tuple[str, ...]:
     return tuple(module for name, module in PRELOADABLE.items() if re.search(rf"\b{name}\b", text))
 
 
+class PhaseClock:
+    """Seconds per phase of one job, summed over restarts: ``SubmissionResult.timings`` (``result.TIMINGS``)."""
+
+    def __init__(self):
+        self.seconds = dict.fromkeys(TIMINGS, 0.0)
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.seconds[phase] += seconds
+
+    @contextlib.contextmanager
+    def phase(self, phase: str):
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.add(phase, time.monotonic() - start)
+
+    def rounded(self) -> dict[str, float]:
+        return {phase: round(seconds, 3) for phase, seconds in self.seconds.items()}
+
+
 class Runner:
     """A sandbox with the notebook's code in it, restarted (code replayed) after a crash or timeout."""
 
@@ -82,6 +104,7 @@ class Runner:
         self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
         self.isolation = None         # how the sandboxes were made (autograder.sandbox.client.Sandbox.isolation)
         self.leftovers: list[str] = []  # what could not be removed after a sandbox (cgroups, folders)
+        self.clock = PhaseClock()
 
     def _close(self, box: Sandbox) -> None:
         box.close()
@@ -95,11 +118,13 @@ class Runner:
             self.box = None
         while self.starts < self.max_starts and time.monotonic() < self.budget_end:
             self.starts += 1
-            box = Sandbox(self.limits, self.preload, self.unsafe).start()
+            with self.clock.phase("sandbox_start"):
+                box = Sandbox(self.limits, self.preload, self.unsafe).start()
             self.isolation = box.isolation
             current = "prelude"
             try:
-                box.run_cell(PRELUDE, "prelude")
+                with self.clock.phase("preload"):  # the first reply waits for the interpreter and the imports
+                    box.run_cell(PRELUDE, "prelude")
                 for name, code in self.cells:
                     if name in self.fatal:
                         continue
@@ -107,7 +132,8 @@ class Runner:
                     left = self.budget_end - time.monotonic()
                     if left <= 0:  # every cell shares the notebook's budget, however many there are
                         raise SandboxError("the notebook's time budget is used up", Stop.TIMEOUT)
-                    error = box.run_cell(code, name, min(self.limits["setup_seconds"], left))
+                    with self.clock.phase("cells"):
+                        error = box.run_cell(code, name, min(self.limits["setup_seconds"], left))
                     if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"
                 self.box = box
@@ -218,7 +244,10 @@ def grade_submission(task: dict) -> SubmissionResult:
                                             "not run"))
                 status = "limit"
                 continue
-            verdict = grade_test_cell(box, gid, cell.source, points, names, seconds)
+            waited = box.seconds_waiting
+            with runner.clock.phase("checks"):
+                verdict = grade_test_cell(box, gid, cell.source, points, names, seconds)
+            runner.clock.add("checks_in_sandbox", box.seconds_waiting - waited)
             if verdict.status != "ok":
                 status = "limit"
             verdicts.append(verdict)
@@ -238,8 +267,11 @@ def grade_submission(task: dict) -> SubmissionResult:
     result = SubmissionResult(
         task["student"], task["assignment"], task["notebook"], status, problems, runner.cell_errors,
         max(runner.starts - 1, 0), runner.isolation, verdicts, manual, nbformat.writes(notebook))
-    from . import outputs  # looked up at call time: the benchmarks time it
-    result.feedback_html = outputs.feedback_html(result)
+    from . import outputs  # function-local: outputs imports this module (the cycle of issue 32)
+    with runner.clock.phase("feedback"):
+        result.feedback_html = outputs.feedback_html(result)
     result.seconds = round(time.monotonic() - started, 3)
+    runner.clock.add("total", result.seconds)
+    result.timings = runner.clock.rounded()
     return result
 

@@ -5,6 +5,7 @@
           .checks: [Check]             one per check the test cell ran (public or hidden)
       .manual: [ManualAnswer]          free-response answers, graded by hand later
       .status, .problems, .cell_errors, .restarts, .isolation, .seconds
+      .timings                         where those seconds went, by phase (TIMINGS; the benchmarks read them)
       .submitted_at, .submitted_from   when it was handed in, and who says so (classroom.discover)
       .hand: {grade_id: HandGrade}     what a person entered in the formgrader (from the gradebook, never
                                        written to the results files: nbgrader's gradebook is their one home)
@@ -22,6 +23,16 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 PLACEHOLDER = "YOUR ANSWER HERE"  # what the release hands out in a free-response cell
+# The phases of grading one notebook (seconds, as ``SubmissionResult.timings``; restarts included):
+TIMINGS = {
+    "sandbox_start": "making the sandboxes (Sandbox.start)",
+    "preload": "until each sandbox's first cell ran: its interpreter, the preloaded libraries, the prelude",
+    "cells": "the notebook's code cells (given, answers, scratch) running in the sandbox",
+    "checks": "the test cells: the trusted side and the calls into the sandbox",
+    "checks_in_sandbox": "of which waiting for the sandbox: the student's functions and the drivers running",
+    "feedback": "rendering the feedback page",
+    "total": "the whole job, as SubmissionResult.seconds",
+}
 
 
 @dataclass
@@ -132,6 +143,7 @@ class SubmissionResult:
     submitted_at: str | None = None                              # "2027-01-15 23:59:00 UTC"
     submitted_from: str | None = None                            # where that time comes from
     hand: dict[str, HandGrade] = field(default_factory=dict)     # from the gradebook, per cell
+    timings: dict[str, float] = field(default_factory=dict)      # seconds per phase (TIMINGS); {} in old files
 
     @classmethod
     def failed(cls, task: dict, problem: str, status: str = "error") -> SubmissionResult:
@@ -191,6 +203,7 @@ class SubmissionResult:
             data["feedback_html"] = self.feedback_html
         data["seconds"] = self.seconds
         data["submitted_at"], data["submitted_from"] = self.submitted_at, self.submitted_from
+        data["timings"] = dict(self.timings)
         if summary:
             totals = self.totals()
             data["totals"] = {"score": totals.auto_score, "points": totals.auto_points,
@@ -207,7 +220,8 @@ class SubmissionResult:
                    [CellVerdict.from_json(c) for c in data.get("cells") or []],
                    [ManualAnswer.from_json(m) for m in data.get("manual") or []],
                    data.get("notebook_json"), data.get("feedback_html"), float(data.get("seconds") or 0.0),
-                   data.get("submitted_at"), data.get("submitted_from"))
+                   data.get("submitted_at"), data.get("submitted_from"),
+                   timings={str(k): float(v) for k, v in (data.get("timings") or {}).items()})
 
     def scrubbed(self) -> SubmissionResult:
         """A copy whose every string encodes as UTF-8 (lone surrogates written as ``\\udXXX``)."""

@@ -39,6 +39,7 @@ import statistics
 import sys
 import time
 
+from .browser import CHROMIUM
 from .common import (
     RESULTS,
     ROOT,
@@ -140,6 +141,8 @@ LATENCY_JS = r"""
           if (state.t0 === null) return;
           for (const root of cell.querySelectorAll('.explorer')) {
             if (old.has(root)) continue;
+            // a view that could not be made (ipywidgets' empty error box): no picture will ever come
+            if (root.querySelector('.jupyter-widgets-error-widget')) { finish('broken view', null); return; }
             const img = pictureOf(root);
             if (img && img.getAttribute('src')) {
               observer.disconnect();
@@ -302,9 +305,11 @@ def measure_chapter(page, moves: int, all_controls: bool = True, first: bool = T
         const cells = [...document.querySelectorAll('.jp-NotebookPanel .jp-CodeCell')]
             .filter(c => c.querySelector('.jupyter-widgets.explorer'));
         return rs.map(r => cells.indexOf(r.closest('.jp-CodeCell'))); }""")
+    shown = roots.evaluate_all("rs => rs.map(r => !!r.querySelector('img.explorer-picture[src]'))")
     widgets = []
     for i in range(roots.count()):
-        entry = {"widget": i, "title": names[i] if i < len(names) else "", "cell": cells[i] if i < len(cells) else None}
+        entry = {"widget": i, "title": names[i] if i < len(names) else "", "cell": cells[i] if i < len(cells) else None,
+                 "picture": shown[i] if i < len(shown) else False}
         entry.update(measure_widget(page, roots.nth(i), moves, all_controls))
         widgets.append(entry)
     return {"widgets": widgets, "first_display": first_displays(page) if first else []}
@@ -318,6 +323,8 @@ def flags_for(cpus: int, chapter: str, result: dict) -> list[str]:
         return [f"{chapter}: {result['error']}"]
     for w in result["widgets"]:
         name = f"{chapter} widget {w['widget']} ({w['title'][:40]})"
+        if not w.get("picture", True):  # its moves can only be timed to the readout
+            flags.append(f"{name}: no picture shown after Run All (a view that failed, or a render error)")
         median_budget, worst_budget = BUDGET_MEDIAN_MS.get(cpus), BUDGET_WORST_MS.get(cpus)
         if w["median_ms"] is None:
             flags.append(f"{name}: nothing timed ({'; '.join(w['problems'][:2]) or 'no controls'})")
@@ -330,7 +337,7 @@ def flags_for(cpus: int, chapter: str, result: dict) -> list[str]:
             flags.append(f"{name}: {problem}")
     for f in result.get("first_display", []):
         if f["ms"] is None or f["ms"] > BUDGET_FIRST_MS:
-            shown = "never" if f["ms"] is None else f"{f['ms']:.0f} ms"
+            shown = f"never ({f['kind']})" if f["ms"] is None else f"{f['ms']:.0f} ms"
             flags.append(f"{chapter} widget cell {f['cell']}: first display {shown} > {BUDGET_FIRST_MS:.0f} ms "
                          f"on {cpus} CPU(s)")
     return flags
@@ -444,7 +451,8 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
     from playwright.sync_api import sync_playwright
 
     from autograder import submissions
-    from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, Lab, _open_and_run
+
+    from .browser import CHROMIUM_ARGS, Lab, open_and_run
 
     results, calibration = {}, []
     with tempfile.TemporaryDirectory(prefix="latency-") as tmp:
@@ -463,7 +471,7 @@ def run(cpus: int, chapters: list[str], moves: int, all_controls: bool, on_chapt
                 def measure(name: str) -> dict:
                     page = browser.new_page(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
                     try:
-                        _open_and_run(page, lab, name)
+                        open_and_run(page, lab, name)
                         page.wait_for_timeout(500)
                         if name == CALIBRATION:
                             return measure_chapter(page, CALIBRATION_MOVES, first=False)
@@ -518,7 +526,6 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(ROOT))
     os.chdir(ROOT)
     selected = selected_chapters(parser, args.chapters)
-    from tests.test_browser import CHROMIUM
     if not os.path.isfile(CHROMIUM):
         print(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
         return 1 if args.strict else 0

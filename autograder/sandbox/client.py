@@ -83,6 +83,7 @@ class Sandbox:
         self.dead: SandboxError | None = None
         self.callback_depth = 0  # >0 while the student's code is calling back into a test's function
         self.sent = 0            # requests sent: each reply names the one it answers
+        self.seconds_waiting = 0.0  # waiting for replies: the time requests spent in the sandbox (job timings)
 
     @property
     def isolation(self) -> str | None:
@@ -167,7 +168,11 @@ class Sandbox:
         except OSError as exc:
             raise self._kill(SandboxError(f"the student's process is gone ({exc})")) from None
         while True:
-            header, buffers = self._recv()
+            waiting = time.monotonic()
+            try:
+                header, buffers = self._recv()
+            finally:
+                self.seconds_waiting += time.monotonic() - waiting
             try:
                 if protocol.is_reply(header):
                     protocol.check_reply(op, header, number)

@@ -427,3 +427,22 @@ def test_feedback_renders_markup_and_runs_nothing_a_student_wrote(graded):
     assert not RUNS_SCRIPT.search(page), RUNS_SCRIPT.search(page)
     assert page.count("<script") == reference_page.count("<script")
     assert "&lt;img src=x onerror=" in page  # the exception message is shown, as text
+
+
+def test_each_result_records_where_its_time_went(graded):
+    """``SubmissionResult.timings``: every phase of ``result.TIMINGS``, within the job's own seconds (what
+    ``benchmarks.grading`` reads); a results file written before timings existed still reads."""
+    from autograder.result import TIMINGS, SubmissionResult
+    for chapter in chapters():
+        data = graded.result("reference", chapter)
+        timings = data["timings"]
+        assert list(timings) == list(TIMINGS), chapter
+        assert all(seconds >= 0 for seconds in timings.values()), timings
+        assert timings["total"] == data["seconds"]
+        phases = ("sandbox_start", "preload", "cells", "checks", "feedback")
+        assert sum(timings[p] for p in phases) <= timings["total"] + 0.01, (chapter, timings)
+        assert 0 < timings["checks_in_sandbox"] <= timings["checks"], (chapter, timings)  # its functions ran
+        assert timings["preload"] > 0 and timings["cells"] > 0, (chapter, timings)
+        assert SubmissionResult.from_json(data).timings == timings
+        old = {k: v for k, v in data.items() if k != "timings"}
+        assert SubmissionResult.from_json(old).timings == {}

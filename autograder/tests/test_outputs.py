@@ -212,7 +212,7 @@ def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
 # ------------------------------------------------------------------ one result model
 
 RESULT_KEYS = ["student", "assignment", "notebook", "status", "problems", "cell_errors", "restarts", "isolation",
-               "cells", "manual", "seconds", "submitted_at", "submitted_from"]
+               "cells", "manual", "seconds", "submitted_at", "submitted_from", "timings"]
 
 
 def test_the_result_keeps_its_json_keys_and_round_trips():

@@ -19,31 +19,33 @@ from ..common import (
     write_json,
 )
 from . import __doc__ as DOC
+from .bare import run_bare
 from .class_builder import KINDS, build_class
+from .cluster import Cluster
 from .ours import check_determinism, run_ours, summarize_ours
-from .overhead import measure_overhead
-from .report import report
-from .stock import run_stock
+from .overhead import per_chapter
+from .stock import compare_scores, run_stock
+from .tables import report
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.grading", description=DOC.split("\n")[0])
-    parser.add_argument("--students", type=int, default=40, help="students per chapter (default 40)")
+    parser.add_argument("--students", type=int, default=10, help="students per chapter (default 10)")
     chapters_option(parser)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="workers of our grader (default nproc)")
     parser.add_argument("--sequential", action="store_true", help="also time our grader with --jobs 1")
-    parser.add_argument("--stock-sample", type=int, default=None, metavar="K",
-                        help="grade only K students per chapter with stock nbgrader and extrapolate")
     parser.add_argument("--no-stock", action="store_true", help="skip stock nbgrader")
-    parser.add_argument("--no-overhead", action="store_true", help="skip the per-notebook overhead measurements")
+    parser.add_argument("--no-bare", action="store_true", help="skip the bare runs of the reference notebooks")
+    parser.add_argument("--dask", action="store_true",
+                        help="also grade the class on a Dask cluster (dask scheduler, dask worker): 1, then 2 workers")
     parser.add_argument("--check-determinism", action="store_true",
                         help="compare tests.csv of --jobs 1 and --jobs 2 on a small class")
     parser.add_argument("--workdir", default=None, help="where to build the class (default: a temporary folder)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if args.students < 1 or (args.stock_sample is not None and args.stock_sample < 1):
-        parser.error("--students and --stock-sample must be positive")
+    if args.students < 1:
+        parser.error("--students must be positive")
 
     setup_process_env()
     chapters = selected_chapters(parser, args.chapters)
@@ -63,15 +65,33 @@ def main(argv=None) -> int:
         data["manifest"] = manifest
 
         log("grading", f"ours: python -m autograder grade --jobs {args.jobs}")
-        data["ours"] = run_ours(class_dir, work / "out", args.jobs)
-        data["ours_by_kind"] = summarize_ours(data["ours"], manifest)
+        ours = data["ours"] = run_ours(class_dir, work / "out", args.jobs)
+        data["ours_by_kind"] = summarize_ours(ours, manifest)
+        chapters_ = data["per_chapter"] = per_chapter(ours, manifest)
         if args.sequential:
             log("grading", "ours: python -m autograder grade --jobs 1")
             data["ours_sequential"] = run_ours(class_dir, work / "out-sequential", 1)
+        if args.dask:
+            data["dask"] = run_dask(class_dir, work, ours)
+        if not args.no_bare:
+            from autograder.submissions import reference
+            for chapter in chapters:
+                log("grading", f"bare: {chapter}'s reference in one plain python process")
+                bare = chapters_[chapter]["bare"] = run_bare(chapter, reference(chapter))
+                chapters_[chapter]["bare_seconds"] = bare.get("seconds")
+                if bare.get("seconds") and chapters_[chapter]["correct_total"]:
+                    chapters_[chapter]["bare_ratio"] = round(chapters_[chapter]["correct_total"] / bare["seconds"], 2)
         if not args.no_stock:
-            data["stock"] = run_stock(class_dir, manifest, chapters, args.stock_sample, work, args.students)
-        if not args.no_overhead:
-            data["overhead"] = measure_overhead(chapters, work)
+            stock = data["stock"] = run_stock(class_dir, manifest, chapters, work)
+            data["same_scores"] = compare_scores(ours, stock, manifest)
+            for chapter, entry in stock["chapters"].items():
+                share = chapters_[chapter]["job_seconds_sum"] / args.jobs
+                chapters_[chapter]["stock_seconds"] = entry.get("autograde_seconds")
+                chapters_[chapter]["ours_share_seconds"] = round(share, 2)
+                if entry.get("autograde_seconds") and share:
+                    chapters_[chapter]["stock_ratio"] = round(entry["autograde_seconds"] / share, 2)
+            if stock["class_seconds"] and ours["wall_seconds"]:
+                data["stock_ratio"] = round(stock["class_seconds"] / ours["wall_seconds"], 2)
         if args.check_determinism:
             data["determinism"] = check_determinism(work, chapters)
         data["machine_at_end"] = machine()
@@ -82,8 +102,27 @@ def main(argv=None) -> int:
         print(f"\nresults: {path.relative_to(ROOT)}" + (f"; work folder kept: {work}" if args.keep else ""))
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    failed = data.get("ours", {}).get("returncode", 0) != 0 or (data.get("determinism") or {}).get("identical") is False
+    failed = (data.get("ours", {}).get("returncode", 0) != 0
+              or (data.get("determinism") or {}).get("identical") is False
+              or (data.get("dask") or {}).get("identical") is False
+              or not all(e["identical"] for e in (data.get("same_scores") or {}).values()))
     return 1 if failed else 0
+
+
+def run_dask(class_dir: Path, work: Path, local: dict) -> dict:
+    """The class graded through a Dask cluster of separate processes with 1, then 2 workers."""
+    runs = []
+    with Cluster(work / "dask-cluster") as cluster:
+        for workers in (1, 2):
+            cluster.add_workers(workers - cluster.workers)
+            log("grading", f"ours on Dask: {workers} worker(s) at {cluster.address}")
+            run = run_ours(class_dir, work / f"out-dask-{workers}", workers, scheduler=cluster.address)
+            run["workers"] = workers
+            runs.append(run)
+    walls = {run["workers"]: run["wall_seconds"] for run in runs}
+    return {"runs": [{k: v for k, v in run.items() if k not in ("notebooks", "tests_csv")} for run in runs],
+            "speedup": round(walls[1] / walls[2], 2) if walls.get(2) else None,
+            "identical": all(run["tests_csv"] == local["tests_csv"] and run["returncode"] == 0 for run in runs)}
 
 
 if __name__ == "__main__":

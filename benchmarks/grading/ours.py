@@ -14,14 +14,17 @@ from ..common import PY, ROOT, child_env, log
 from .class_builder import build_class
 
 
-def run_ours(class_dir: Path, out: Path, jobs: int) -> dict:
+def run_ours(class_dir: Path, out: Path, jobs: int, scheduler: str | None = None) -> dict:
+    """``python -m autograder grade`` on the class: its wall time, and per notebook what its result says
+    (seconds, ``timings``, status, the score of each test cell)."""
     if out.exists():
         shutil.rmtree(out)
+    how = ["--scheduler", scheduler] if scheduler else ["--jobs", str(jobs)]
     start = time.monotonic()
-    proc = subprocess.run([PY, "-m", "autograder", "grade", str(class_dir), str(out), "--jobs", str(jobs)],
+    proc = subprocess.run([PY, "-m", "autograder", "grade", str(class_dir), str(out), *how],
                           cwd=ROOT, env=child_env(), capture_output=True, text=True)
     wall = time.monotonic() - start
-    result = {"jobs": jobs, "wall_seconds": round(wall, 2), "returncode": proc.returncode}
+    result = {"jobs": jobs, "scheduler": scheduler, "wall_seconds": round(wall, 2), "returncode": proc.returncode}
     if proc.returncode != 0:
         result["stderr_tail"] = proc.stderr[-2000:]
     logfile = out / "grading.log"
@@ -32,14 +35,17 @@ def run_ours(class_dir: Path, out: Path, jobs: int) -> dict:
         r = json.loads(path.read_text())
         points = sum(c["points"] for c in r["cells"])
         per[f"{r['student']}/{r['assignment']}"] = {
-            "seconds": r.get("seconds", 0.0), "status": r["status"], "restarts": r.get("restarts", 0),
-            "score": round(sum(c["score"] for c in r["cells"]), 4), "points": points,
+            "seconds": r.get("seconds", 0.0), "timings": r.get("timings") or {}, "status": r["status"],
+            "restarts": r.get("restarts", 0), "score": round(sum(c["score"] for c in r["cells"]), 4),
+            "points": points, "cells": {c["grade_id"]: c["score"] for c in r["cells"]},
             "test_seconds": round(sum(c.get("seconds", 0.0) for c in r["cells"]), 3),
             "problems": len(r.get("problems", [])), "cell_errors": list(r.get("cell_errors", {})),
             **({"problem_texts": r.get("problems", [])} if r["status"] not in ("graded", "limit") else {})}
     result["notebooks"] = per
     result["count"] = len(per)
     result["per_minute"] = round(60 * len(per) / wall, 2) if wall and per else None
+    tests = out / "tests.csv"
+    result["tests_csv"] = sorted(tuple(row) for row in csv.reader(tests.open())) if tests.is_file() else None
     return result
 
 
@@ -61,7 +67,6 @@ def summarize_ours(run: dict, manifest: dict) -> dict:
     return out
 
 
-
 def check_determinism(work: Path, chapters: list[str]) -> dict:
     kinds = ["correct", "partial", "partial", "untouched", "json", "exit"]
     folder = work / "determinism-class"
@@ -69,9 +74,7 @@ def check_determinism(work: Path, chapters: list[str]) -> dict:
     tables = {}
     for jobs in (1, 2):
         log("grading", f"determinism: grading {len(kinds) * len(chapters)} notebooks with --jobs {jobs}")
-        run_ours(folder, work / f"determinism-out-{jobs}", jobs)
-        with open(work / f"determinism-out-{jobs}" / "tests.csv") as f:
-            tables[jobs] = sorted(tuple(row) for row in csv.reader(f))
+        tables[jobs] = run_ours(folder, work / f"determinism-out-{jobs}", jobs)["tests_csv"] or []
     diff = sorted(set(tables[1]) ^ set(tables[2]))
     return {"notebooks": len(kinds) * len(chapters), "kinds": kinds, "rows": len(tables[1]),
             "identical": not diff, "differences": [list(d) for d in diff[:20]]}

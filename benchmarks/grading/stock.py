@@ -1,4 +1,4 @@
-"""Stock nbgrader, sequential, on the same files (``generate_assignment`` then ``autograde``)."""
+"""Stock nbgrader, sequential, on the same files (``generate_assignment`` then ``autograde``), every notebook."""
 from __future__ import annotations
 
 import datetime
@@ -10,7 +10,6 @@ from pathlib import Path
 
 from ..common import PY, ROOT, child_env, log
 
-STOCK_ORDER = ["correct", "partial", "untouched", "hang", "exit", "json"]
 STOCK_TIMEOUT = 60
 # The course's own settings (autograder/nbgrader_settings.py), with stock nbgrader's in-kernel autograde.
 STOCK_CONFIG = '''import sys
@@ -23,21 +22,6 @@ c.Exchange.root = {exchange!r}
 c.NbGrader.log_format = "%(asctime)s.%(msecs)03d [%(name)s | %(levelname)s] %(message)s"
 '''
 STUDENT_LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) .*Creating/updating student with ID '([^']+)'")
-
-
-def stock_sample(manifest: dict, chapter: str, k: int | None) -> list[str]:
-    """Students of ``chapter`` to grade with stock nbgrader: all, or K spread over the kinds."""
-    entries = sorted((v for v in manifest.values() if v["chapter"] == chapter), key=lambda v: v["student"])
-    if k is None or k >= len(entries):
-        return [v["student"] for v in entries]
-    by_kind = {kind: [v["student"] for v in entries if v["kind"] == kind] for kind in STOCK_ORDER}
-    chosen, round_ = [], 0
-    while len(chosen) < k:
-        for kind in STOCK_ORDER:
-            if round_ < len(by_kind[kind]) and len(chosen) < k:
-                chosen.append(by_kind[kind][round_])
-        round_ += 1
-    return sorted(chosen)
 
 
 def _run_timed(args: list[str], cwd: Path, logfile: Path) -> tuple[float, int, float]:
@@ -62,8 +46,10 @@ def per_student_seconds(logtext: str, end_wall: float) -> dict[str, float]:
     return out
 
 
-def run_stock(class_dir: Path, manifest: dict, chapters: list[str], sample: int | None, work: Path,
-              students: int) -> dict:
+def run_stock(class_dir: Path, manifest: dict, chapters: list[str], work: Path) -> dict:
+    """Every submission of the class, chapter by chapter, one ``nbgrader autograde`` each: measured, never
+    extrapolated. Per chapter: its seconds, each student's (from nbgrader's timestamped log), and the
+    autograded score of every test cell (``scores``: {student: {grade_id: score}}) from its gradebook."""
     root = work / "stock"
     if root.exists():
         shutil.rmtree(root)
@@ -82,37 +68,60 @@ def run_stock(class_dir: Path, manifest: dict, chapters: list[str], sample: int 
             entry["error"] = (root / f"generate-{chapter}.log").read_text()[-1500:]
             result["chapters"][chapter] = entry
             continue
-        chosen = stock_sample(manifest, chapter, sample)
-        for student in chosen:
+        students = sorted(v["student"] for v in manifest.values() if v["chapter"] == chapter)
+        for student in students:
             src = class_dir / student / chapter / f"{chapter}.ipynb"
             dest = root / "submitted" / student / chapter / f"{chapter}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dest)
-        log("grading", f"stock nbgrader: autograde {chapter} for {len(chosen)} students ({', '.join(chosen)})")
+        log("grading", f"stock nbgrader: autograde {chapter} for {len(students)} students")
         logfile = root / f"autograde-{chapter}.log"
         seconds, code, wall_start = _run_timed(
             nbgrader + ["autograde", chapter, "--force", f"--ExecutePreprocessor.timeout={STOCK_TIMEOUT}"],
             root, logfile)
-        per = per_student_seconds(logfile.read_text(), wall_start + seconds)
-        graded = [s for s in chosen if (root / "autograded" / s / chapter / f"{chapter}.ipynb").is_file()]
-        fixed = max(seconds - sum(per.values()), 0.0) if len(per) == len(chosen) else None
-        timed = [per[s] for s in chosen if s in per]
-        per_notebook = (sum(timed) / len(timed)) if timed and fixed is not None else seconds / max(len(chosen), 1)
-        estimate = (fixed or 0.0) + per_notebook * students
+        graded = [s for s in students if (root / "autograded" / s / chapter / f"{chapter}.ipynb").is_file()]
         entry.update({
-            "students": chosen, "kinds": {s: manifest[f"{s}/{chapter}"]["kind"] for s in chosen},
-            "autograde_seconds": round(seconds, 2), "returncode": code, "graded": len(graded),
-            "failed": sorted(set(chosen) - set(graded)), "per_student_seconds": per,
-            "fixed_seconds": round(fixed, 2) if fixed is not None else None,
-            "per_notebook_seconds": round(per_notebook, 2),
-            "extrapolated": len(chosen) < students,
-            "class_seconds": round(estimate if len(chosen) < students else seconds, 2)})
+            "students": len(students), "autograde_seconds": round(seconds, 2), "returncode": code,
+            "graded": len(graded), "failed": sorted(set(students) - set(graded)),
+            "per_student_seconds": per_student_seconds(logfile.read_text(), wall_start + seconds),
+            "scores": gradebook_scores(root, chapter, graded)})
         result["chapters"][chapter] = entry
-    total = sum(e.get("class_seconds", 0) for e in result["chapters"].values())
-    count = students * sum(1 for e in result["chapters"].values() if "class_seconds" in e)
-    result["class_seconds"] = round(total, 2)
-    result["class_notebooks"] = count
-    result["per_minute"] = round(60 * count / total, 2) if total else None
-    result["extrapolated"] = any(e.get("extrapolated") for e in result["chapters"].values())
+    measured = [e for e in result["chapters"].values() if "autograde_seconds" in e]
+    result["class_seconds"] = round(sum(e["autograde_seconds"] for e in measured), 2)
+    result["class_notebooks"] = sum(e["students"] for e in measured)
+    result["per_minute"] = (round(60 * result["class_notebooks"] / result["class_seconds"], 2)
+                            if result["class_seconds"] else None)
     return result
 
+
+def gradebook_scores(root: Path, chapter: str, students: list[str]) -> dict:
+    """{student: {grade_id: autograded score}} of the test cells, from stock nbgrader's gradebook."""
+    from nbgrader.api import Gradebook
+    scores = {}
+    with Gradebook("sqlite:///" + str(root / "gradebook.db")) as gradebook:
+        for student in students:
+            try:
+                notebook = gradebook.find_submission_notebook(chapter, chapter, student)
+            except Exception:  # noqa: BLE001 - nbgrader's MissingEntry: not in the gradebook
+                continue
+            scores[student] = {grade.name: grade.auto_score for grade in notebook.grades
+                               if grade.cell.cell_type == "code" and grade.auto_score is not None}
+    return scores
+
+
+def compare_scores(ours: dict, stock: dict, manifest: dict, kinds=("correct", "untouched")) -> dict:
+    """Per chapter: the test cells of the ``kinds`` submissions whose score differs between ours and stock."""
+    out = {}
+    for chapter, entry in stock["chapters"].items():
+        compared, differences = 0, []
+        for key, info in sorted(manifest.items()):
+            if info["chapter"] != chapter or info["kind"] not in kinds or key not in ours["notebooks"]:
+                continue
+            theirs = entry.get("scores", {}).get(info["student"], {})
+            for grade_id, score in ours["notebooks"][key]["cells"].items():
+                compared += 1
+                other = theirs.get(grade_id)
+                if other is None or abs(other - score) > 1e-6:
+                    differences.append(f"{info['student']} ({info['kind']}) {grade_id}: ours {score}, stock {other}")
+        out[chapter] = {"compared": compared, "differences": differences, "identical": compared > 0 and not differences}
+    return out

@@ -39,6 +39,7 @@ import time
 
 import ipywidgets as widgets
 import numpy as np
+import traitlets
 from IPython import get_ipython
 
 from .picture import LiveFigure, describe_figure, figure_of, picture_png
@@ -127,6 +128,14 @@ def when_idle(work, delay: float = IDLE_SECONDS) -> None:
     loop.call_later(delay, step)
 
 
+class Picture(widgets.Image):
+    """The explorer's picture: an ``Image`` whose ``tooltip`` (its text alternative, the ``<img>``'s title)
+    renders. ipywidgets 8.1's ``DOMWidgetView.updateTooltip`` reads the model's ``description``, which an
+    ``Image`` lacks, and throws: the whole view fails to show ("Could not create a view for model id ...",
+    jupyter-widgets/ipywidgets#3860). An empty description lets the title through to the ``<img>``."""
+    description = traitlets.Unicode("").tag(sync=True)
+
+
 class Explorer(widgets.VBox):
     """Controls on top, a fixed-height picture, a one-line readout below."""
 
@@ -150,7 +159,7 @@ class Explorer(widgets.VBox):
         self._picture_memo = {}  # what picture_png found out about this widget's figures
         rows = [widgets.HBox(list(self.controls.values())[i:i + columns])
                 for i in range(0, len(self.controls), columns)]
-        self.picture = widgets.Image(format="png", layout=widgets.Layout(
+        self.picture = Picture(format="png", layout=widgets.Layout(
             max_width="100%", max_height=height, object_fit="contain", object_position="left top",
             display="none"))
         self.picture.add_class("explorer-picture")
