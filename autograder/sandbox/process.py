@@ -23,6 +23,7 @@ import tempfile
 import weakref
 from enum import StrEnum
 
+from ..errors import GraderError
 from . import cgroups, isolation, protocol
 from .limits import Limits
 
@@ -159,7 +160,7 @@ class Stop(StrEnum):
     ISOLATION = "isolation"  # no sandbox could be made
 
 
-class SandboxError(Exception):
+class SandboxError(GraderError):
     """The sandbox died, hung past its limit, or broke the protocol."""
 
     def __init__(self, message: str, kind: Stop = Stop.CRASH):
