@@ -7,7 +7,10 @@
     └── SandboxError            (``autograder.sandbox.process``) a student's process died, hung past its
                                 limit or broke the protocol: it costs that notebook, never the class
 
-A broken submission raises nothing: what went wrong is written in its ``SubmissionResult``.
+Not the grader's: ``sandbox.client.RemoteError``, a student's exception re-raised in the grader, and
+``sandbox.wire.WireError``, a malformed message (the wire is on both sides of the boundary; the sandbox
+sees no other module of the grader). A broken submission raises nothing: what went wrong is written in
+its ``SubmissionResult``.
 This module imports nothing of the grader: every layer may raise these.
 """
 from __future__ import annotations

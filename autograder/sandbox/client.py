@@ -24,10 +24,10 @@ import numpy as np
 
 from . import protocol, wire
 from .limits import Limits
-from .process import DEFAULT_LIMITS, Process, SandboxError, Stop
+from .process import Process, SandboxError, Stop
 from .proxies import Handle, RemoteFunction
 
-__all__ = ["Sandbox", "SandboxError", "RemoteError", "DEFAULT_LIMITS"]
+__all__ = ["Sandbox", "SandboxError", "RemoteError"]
 
 MAX_REPLY_HEADER = 8 * 1024 ** 2   # a reply's JSON part: far more than any check needs
 MAX_REPLY = 128 * 1024 ** 2        # a reply with its arrays

@@ -27,7 +27,6 @@ from ..errors import GraderError
 from . import cgroups, isolation, protocol
 from .limits import Limits
 
-DEFAULT_LIMITS = Limits().as_dict()  # the defaults as a mapping, for the front ends that merge JSON into them
 SERVER = "import sys; sys.path.insert(0, {!r}); from autograder.sandbox.server import main; main()"
 
 
