@@ -69,8 +69,9 @@ release: setup
 
 # Into an OUT graded before, hand grades and comments are kept; RESET_HAND_GRADES=1 drops them.
 # DUE="2027-01-15 23:59 UTC": the due date (its time zone is required), for the lateness columns.
+# LIMITS="cell_seconds=120 ram_bytes=4e9": each sandbox's bounds by name (python -m autograder grade --help lists them).
 grade: setup
-	@MPLBACKEND=Agg $(BIN)/python -m autograder grade "$(SUBMISSIONS)" "$(OUT)" $(if $(SCHEDULER),--scheduler "$(SCHEDULER)") $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(UNSAFE),--unsafe-no-isolation) $(if $(filter-out 0,$(RESET_HAND_GRADES)),--reset-hand-grades) $(if $(DUE),--due "$(DUE)")
+	@MPLBACKEND=Agg $(BIN)/python -m autograder grade "$(SUBMISSIONS)" "$(OUT)" $(if $(SCHEDULER),--scheduler "$(SCHEDULER)") $(if $(GRADE_JOBS),--jobs $(GRADE_JOBS)) $(if $(UNSAFE),--unsafe-no-isolation) $(if $(filter-out 0,$(RESET_HAND_GRADES)),--reset-hand-grades) $(if $(DUE),--due "$(DUE)") $(if $(LIMITS),--limits "$(LIMITS)")
 
 # After grading by hand in the formgrader: feedback pages, CSVs and report anew, with the hand grades
 feedback: setup
@@ -92,7 +93,7 @@ check: setup
 	if [ -z "$$notebook" ]; then notebook=$$(ls -t "$(WORK)"/*/*.ipynb 2>/dev/null | head -n 1); \
 	  if [ -z "$$notebook" ]; then echo "check: no notebook in $(WORK)/ to check: make check CHAPTER=<chapter> or NOTEBOOK=<path>" >&2; exit 2; fi; \
 	  echo "checking $$notebook (saved last; CHAPTER=<chapter> for another)"; fi; \
-	MPLBACKEND=Agg $(BIN)/python -m autograder check "$$notebook"
+	MPLBACKEND=Agg $(BIN)/python -m autograder check $(if $(LIMITS),--limits "$(LIMITS)") "$$notebook"
 
 # Chapter budgets, grading against its limits (overhead, bare code, stock nbgrader on the whole class, Dask
 # with 1 and 2 workers), widget latency in a browser, and Binder rehearsed (a clean virtualenv from binder/

@@ -5,19 +5,24 @@
     nbgrader generate_feedback ch01_perceptron     # -> grading/feedback
     nbgrader export                                # -> grades.csv
 
-The settings themselves (course id, stubs, ignored files, the hardened autograde) live in
+The settings themselves (course id, stubs, ignored files, the link-refusing collect) live in
 autograder/nbgrader_settings.py, shared with `make release`, `make grade`'s OUT folder and the
 benchmarks; this file adds the repository's folders.
 
 `make grade` (autograder/) is the hardened class grader; it shares this layout. `nbgrader autograde`
 (and the formgrader's autograde button) use it too: the students' code runs in the same sandbox and the
-tests are decided in the grader (autograder/nbgrader_plugin.py), so the scores equal `make grade`'s.
-Stock nbgrader's in-kernel execution (the student's code can change its own verdict) only with
-DLCOURSE_STOCK_AUTOGRADE=1. `nbgrader collect` follows no symbolic link (autograder/nbgrader_exchange.py)
+tests are decided in the grader (autograder/nbgrader_plugin.py, plugged in below), so the scores equal
+`make grade`'s. Stock nbgrader's in-kernel execution (the student's code can change its own verdict) only
+with DLCOURSE_STOCK_AUTOGRADE=1. `nbgrader collect` follows no symbolic link (autograder/nbgrader_exchange.py)
 and `nbgrader generate_feedback` writes the course's sanitised page (autograder/nbgrader_feedback.py).
+
+Each sandbox's bounds (autograder/sandbox/limits.py; `make grade LIMITS=...` for make grade), by name:
+    c.SandboxedExecute.limits = {"cell_seconds": 25, "ram_bytes": 1_000_000_000}
+or on the command line: nbgrader autograde ... --SandboxedExecute.limits cell_seconds=25
 """
 import os
 
+from autograder.nbgrader_plugin import configure as use_the_sandboxed_grader
 from autograder.nbgrader_settings import configure
 
 c = get_config()  # noqa: F821  (provided by nbgrader)
@@ -27,6 +32,7 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 os.makedirs(os.path.join(ROOT, "grading"), mode=0o700, exist_ok=True)
 
 configure(c, ROOT, source="solutions", db_url="sqlite:///" + os.path.join(ROOT, "grading", "gradebook.db"))
+use_the_sandboxed_grader(c)  # nbgrader autograde grades in the sandbox; generate_feedback: the course's page
 c.CourseDirectory.release_directory = "course"
 c.CourseDirectory.submitted_directory = os.path.join("grading", "submitted")
 c.CourseDirectory.autograded_directory = os.path.join("grading", "autograded")

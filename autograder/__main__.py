@@ -4,21 +4,26 @@ Instructors (the Makefile's targets call these):
 
     python -m autograder grade SUBMISSIONS OUT [--jobs N] [--scheduler tcp://host:port] [--unsafe-no-isolation]
                                [--due "2027-01-15 23:59 UTC"] [--reset-hand-grades]
+                               [--limits "cell_seconds=120 ram_bytes=4e9"]   # each sandbox's bounds
     python -m autograder feedback OUT                # after grading by hand: feedback, CSVs and report anew
     python -m autograder export OUT                  # the same (make export)
     python -m autograder release [--check] [CHAPTER ...]   # course/ from solutions/ (nbgrader generate_assignment)
 
 Learners:
 
-    python -m autograder check [--json] NOTEBOOK     # a full check of one notebook, hidden tests included
+    python -m autograder check [--json] [--limits ...] NOTEBOOK   # one notebook, hidden tests included
 
 Authors (see solutions/README.md):
 
     python -m autograder quickcheck CHAPTER          # in-process: reference passes, stubs and mistakes fail
-    python -m autograder grade-one CHAPTER NOTEBOOK  # one notebook through the sandboxed grader, result as JSON
+    python -m autograder grade-one [--limits ...] CHAPTER NOTEBOOK   # one notebook, sandboxed, result as JSON
     python -m autograder to-py NOTEBOOK SCRIPT       # a notebook as a jupytext percent script
     python -m autograder from-py SCRIPT NOTEBOOK     # ...and back, stored clean, cell ids kept
     python -m autograder normalize NOTEBOOK ...      # strip outputs and volatile metadata
+
+``--limits`` (``make grade LIMITS="..."``) sets each sandbox's bounds by name (``autograder/sandbox/limits.py``;
+``--help`` of a verb lists them with their defaults); the others keep their defaults. They are read here,
+once, and travel in each ``Task``.
 
 Every verb is a function of a module; this file only parses. A wrong argument or path is one line on
 stderr and exit status 2, never a traceback.
@@ -26,9 +31,13 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
+
+from .errors import UsageError
+from .sandbox.limits import Limits
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -38,8 +47,27 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
-class UsageError(Exception):
-    """A wrong argument found after parsing: printed as one line, exit status 2."""
+LIMIT_NAMES = [f.name for f in dataclasses.fields(Limits) if f.name != "audit_hook"]  # a switch, not a bound
+LIMITS_HELP = ("each sandbox's bounds, NAME=NUMBER separated by spaces or commas, e.g. \"cell_seconds=120 "
+               "ram_bytes=4e9\"; the others keep their defaults: " +
+               ", ".join(f"{name}={getattr(Limits(), name):g}" for name in LIMIT_NAMES))
+
+
+def limits(text: str) -> Limits:
+    """``--limits "cell_seconds=120 ram_bytes=4e9"``: the named bounds, the others their defaults."""
+    values = {}
+    for item in text.replace(",", " ").split():
+        name, _, number = item.partition("=")
+        if name not in LIMIT_NAMES:
+            raise argparse.ArgumentTypeError(f"{name!r} is not a limit (limits: {', '.join(LIMIT_NAMES)})")
+        try:
+            value = float(number)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{item!r}: give {name}=<number>") from None
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"{item!r}: a limit is a positive number")
+        values[name] = int(value) if isinstance(getattr(Limits(), name), int) else value
+    return Limits.from_mapping(values)
 
 
 def parser() -> OneLineParser:
@@ -61,6 +89,7 @@ def parser() -> OneLineParser:
     grade.add_argument("--due", default=None, help='the due date, with its time zone: "2027-01-15 23:59 UTC"')
     grade.add_argument("--reset-hand-grades", action="store_true",
                        help="into an OUT graded before: drop its hand grades, comments and flags (kept otherwise)")
+    grade.add_argument("--limits", type=limits, default=Limits(), help=LIMITS_HELP)
     verb("feedback", _export, "after grading by hand: rewrite the feedback pages, CSVs and report of OUT "
          "from its gradebook").add_argument("out")
     verb("export", _export, "the same as feedback").add_argument("out")
@@ -69,10 +98,12 @@ def parser() -> OneLineParser:
     release.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
     check = verb("check", _check, "check one notebook, hidden tests included")
     check.add_argument("--json", action="store_true", help="print the grader's result as JSON")
+    check.add_argument("--limits", type=limits, default=Limits(), help=LIMITS_HELP)
     check.add_argument("notebook", help="course/<chapter>/<chapter>.ipynb")
     verb("quickcheck", _quickcheck, "run a chapter's test cells in-process against the reference, "
          "the release stubs and its plausible mistakes").add_argument("chapter")
     one = verb("grade-one", _grade_one, "grade one notebook through the sandboxed grader, print the result as JSON")
+    one.add_argument("--limits", type=limits, default=Limits(), help=LIMITS_HELP)
     one.add_argument("chapter")
     one.add_argument("notebook")
     to_py = verb("to-py", _to_py, "write a notebook as a jupytext percent-format script")
@@ -100,12 +131,11 @@ def main(argv=None) -> int:
 
 
 def _grade(args) -> int:
-    from .classroom import UsageError as GradeUsageError
     from .classroom import grade_class
     try:
         grade_class(args.submissions, args.out, args.jobs, args.scheduler, args.unsafe_no_isolation,
-                    args.reset_hand_grades, args.due)
-    except GradeUsageError as exc:
+                    args.reset_hand_grades, args.due, args.limits)
+    except UsageError as exc:
         print(f"make grade: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that cannot be read or written while grading
@@ -150,7 +180,12 @@ def _release(args) -> int:
 
 def _check(args) -> int:
     from .check import run
-    return run(args.notebook, args.json)
+    return run(args.notebook, args.json, args.limits)
+
+
+def check_main(argv=None) -> int:
+    """The ``dlcourse-check`` console script: the ``check`` verb."""
+    return main(["check", *(sys.argv[1:] if argv is None else argv)])
 
 
 # ------------------------------------------------------------------ authors
@@ -174,8 +209,8 @@ def _grade_one(args) -> int:
     _known_chapters([args.chapter])
     _existing(args.notebook)
     from .job import grade_submission
-    result = grade_submission({"student": "cli", "assignment": args.chapter, "notebook": f"{args.chapter}.ipynb",
-                               "path": args.notebook})
+    from .task import Task
+    result = grade_submission(Task("cli", args.chapter, f"{args.chapter}.ipynb", args.notebook, limits=args.limits))
     print(json.dumps(result.to_json(feedback=True), indent=1))
     return 0
 

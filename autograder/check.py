@@ -1,7 +1,7 @@
 """A full check of one notebook, for self-learners:
 ``make check NOTEBOOK=course/ch01_perceptron/ch01_perceptron.ipynb``.
 
-    python -m autograder check [--json] NOTEBOOK
+    python -m autograder check [--json] [--limits "cell_seconds=120 ..."] NOTEBOOK
 
 The notebook is graded exactly as in ``make grade`` (sandboxed, hidden tests
 included) and a table per exercise is printed: score, and for every failing
@@ -25,12 +25,13 @@ from pathlib import Path
 
 from dlcourse.testing import NOT_WRITTEN as NOT_IMPLEMENTED  # one wording, as the kernel shows it
 
-from .course import SOLUTIONS, chapters
-from .result import SubmissionResult, points
-
-
-class SelfCheckError(Exception):
-    """The notebook cannot be checked; the message is for the student."""
+from .course import SOLUTIONS, chapters, source_path
+from .errors import SelfCheckError
+from .job import grade_submission
+from .result import CellStatus, SubmissionResult, points
+from .sandbox.isolation import probe
+from .sandbox.limits import Limits
+from .task import Task
 
 
 def _grade_ids(nb: dict) -> set[str]:
@@ -66,7 +67,6 @@ def chapter_of(path: Path) -> str:
     known = chapters()
     ids = _grade_ids(_read_notebook(path))
     if ids:
-        from .course import source_path
         overlap = {ch: len(ids & _grade_ids(json.loads(source_path(ch).read_text(encoding="utf-8"))))
                    for ch in known}
         best = max(overlap.values())
@@ -85,8 +85,8 @@ def chapter_of(path: Path) -> str:
                          f"{', '.join(known)}")
 
 
-def check(path) -> SubmissionResult:
-    """The grader's result for the notebook at ``path`` (the graded notebook left out)."""
+def check(path, limits: Limits = Limits()) -> SubmissionResult:
+    """The grader's result for the notebook at ``path`` (the graded notebook left out), graded within ``limits``."""
     if not str(path).strip():
         raise SelfCheckError("no notebook given: make check NOTEBOOK=course/<chapter>/<chapter>.ipynb")
     path = Path(path).expanduser()
@@ -95,12 +95,9 @@ def check(path) -> SubmissionResult:
     if not path.is_file():
         raise SelfCheckError(f"{path}: no such notebook")
     chapter = chapter_of(path.resolve())
-    from .job import grade_submission
-    from .sandbox.isolation import probe
     # your own code, checked for you: where no sandbox can be made (Binder), it runs without one
-    unsafe = probe() is not None
-    result = grade_submission({"student": "you", "assignment": chapter, "notebook": path.name,
-                               "path": str(path.resolve()), "unsafe": unsafe})  # your own link is fine
+    result = grade_submission(Task("you", chapter, path.name, str(path.resolve()),  # your own link is fine
+                                   unsafe=probe() is not None, limits=limits))
     result.notebook_json = None
     return result
 
@@ -139,7 +136,7 @@ def format_table(result: SubmissionResult, path: str = "", width: int = 100) -> 
                 lines.append(wrap(text, "    "))
         if cell.error:
             lines.append(wrap(f"✗ the test cell stopped: {friendly(cell.error)}", "    "))
-        elif cell.status != "ok":
+        elif cell.status != CellStatus.OK:
             lines.append(wrap(f"✗ {cell.status}", "    "))
     totals = result.totals()
     lines.append("-" * min(width, name_width + 30))
@@ -152,15 +149,15 @@ def format_table(result: SubmissionResult, path: str = "", width: int = 100) -> 
     return "\n".join(lines)
 
 
-def run(notebook: str, as_json: bool = False) -> int:
+def run(notebook: str, as_json: bool = False, limits: Limits = Limits()) -> int:
     """``python -m autograder check [--json] NOTEBOOK``: print the table (or the JSON); the exit status."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
         if as_json:  # keep stdout for the JSON alone, whatever the tests print
             with contextlib.redirect_stdout(sys.stderr):
-                result = check(notebook)
+                result = check(notebook, limits)
         else:
-            result = check(notebook)
+            result = check(notebook, limits)
     except SelfCheckError as exc:
         if as_json:
             print(json.dumps({"error": str(exc)}))
@@ -173,8 +170,3 @@ def run(notebook: str, as_json: bool = False) -> int:
         print(format_table(result, notebook))
     return 0
 
-
-def main(argv=None) -> int:
-    """The ``dlcourse-check`` console script: the command line's ``check`` verb (one parser, in __main__)."""
-    from .__main__ import main as command_line
-    return command_line(["check", *(sys.argv[1:] if argv is None else argv)])

@@ -13,7 +13,6 @@ Writing the gradebook, feedback and CSVs happens here, once every job is back.
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import multiprocessing
 import os
@@ -23,13 +22,18 @@ import time
 from pathlib import Path
 
 from .course import chapters
-from .result import SubmissionResult
+from .errors import UsageError
+from .job import grade_submission, prepare_worker
+from .outputs import private_files, write_outputs
+from .preflight import check as preflight
+from .preflight import sandbox_or_refusal
+from .regrade import Gradebook
+from .result import Outcome, SubmissionResult
+from .sandbox import cgroups
+from .sandbox.limits import Limits
+from .task import Task
 
 log = logging.getLogger("autograder")
-
-
-class UsageError(Exception):
-    """The arguments cannot be used; the message is one line."""
 
 
 def log_text(text: str) -> str:
@@ -63,9 +67,11 @@ def _entries(folder) -> list[os.DirEntry]:
 
 LINK = "is a symbolic link: not followed, graded as the untouched release"
 LAYOUT = "SUBMISSIONS/<student>/<chapter>/<chapter>.ipynb"
+UNSAFE_SWITCH = "UNSAFE=1 (--unsafe-no-isolation)"
 
 
-def discover(submissions: Path) -> tuple[list[dict], list[str], list[str]]:
+def discover(submissions: Path, limits: Limits = Limits(), unsafe: bool = False) -> tuple[list[Task], list[str],
+                                                                                            list[str]]:
     """Jobs for every <student>/<assignment>/ folder, warnings about what was skipped, and every notebook
     under ``submissions`` that is not graded (``not_graded``: each with the place it should have had).
 
@@ -73,7 +79,8 @@ def discover(submissions: Path) -> tuple[list[dict], list[str], list[str]]:
     would be graded as that file): a linked notebook or assignment folder is graded as the
     untouched release, with a note; a linked student folder is skipped, with a warning.
     Each task names its notebook relative to the class folder (``root``, ``parts``), so the
-    job can open it without following a link anywhere on the way (O_NOFOLLOW).
+    job can open it without following a link anywhere on the way (O_NOFOLLOW); each is graded within
+    ``limits``, and without a sandbox if ``unsafe``.
     """
     known = set(chapters())
     tasks, warnings = [], []
@@ -97,41 +104,40 @@ def discover(submissions: Path) -> tuple[list[dict], list[str], list[str]]:
                     warnings.append(f"{student}/{folder_id(folder.name)}: not an assignment of this course, skipped")
                 continue
             expected = f"{folder.name}.ipynb"
-            task = {"student": student, "assignment": folder.name, "notebook": expected,
-                    "path": None, "problems": [], "root": str(submissions), "parts": None}
-            tasks.append(task)
-            if folder.is_symlink():
-                task["problems"].append(f"the folder {folder.name} {LINK}")
-                continue
-            if not folder.is_dir(follow_symlinks=False):
-                task["problems"].append(f"{folder.name} is not a folder: graded as the untouched release")
-                continue
-            notebooks = {e.name: e for e in _entries(folder.path) if e.name.endswith(".ipynb")}
-            regular = [e for e in notebooks.values() if e.is_file(follow_symlinks=False)]
-            links = [e for e in notebooks.values() if e.is_symlink()]
-            chosen = None
-            if expected in notebooks:
-                named.add(notebooks[expected].path)
-                if notebooks[expected].is_symlink():
-                    task["problems"].append(f"{expected} {LINK}")
-                elif notebooks[expected].is_file(follow_symlinks=False):
-                    chosen = notebooks[expected]
-                else:
-                    task["problems"].append(f"{expected} is not a regular file: graded as the untouched release")
-            elif len(regular) == 1:
-                chosen = regular[0]
-                task["problems"].append(f"the notebook was renamed to {folder_id(chosen.name)}: graded anyway")
-            elif len(links) == 1 and not regular:
-                named.add(links[0].path)
-                task["problems"].append(f"{folder_id(links[0].name)} {LINK}")
-            else:
-                task["problems"].append(f"{expected} is missing: graded as the untouched release")
+            problems, chosen = _choose(folder, expected, named)
+            path = parts = None
             if chosen is not None:
                 named.add(chosen.path)
-                task["path"] = chosen.path
-                task["parts"] = [student_dir.name, folder.name, chosen.name]
-            task["submitted_at"], task["submitted_from"] = submission_time(folder.path, chosen)
+                path, parts = chosen.path, (student_dir.name, folder.name, chosen.name)
+            submitted_at, submitted_from = submission_time(folder.path, chosen)
+            tasks.append(Task(student, folder.name, expected, path, str(submissions), parts, tuple(problems),
+                              submitted_at, submitted_from, unsafe, limits))
     return tasks, warnings, not_graded(submissions, named, known)
+
+
+def _choose(folder: os.DirEntry, expected: str, named: set[str]) -> tuple[list[str], os.DirEntry | None]:
+    """(what to report, the notebook to grade or None) in one assignment folder; no link is followed.
+    ``named`` gathers the notebooks a note names, so that they are not listed again as not graded."""
+    if folder.is_symlink():
+        return [f"the folder {folder.name} {LINK}"], None
+    if not folder.is_dir(follow_symlinks=False):
+        return [f"{folder.name} is not a folder: graded as the untouched release"], None
+    notebooks = {e.name: e for e in _entries(folder.path) if e.name.endswith(".ipynb")}
+    regular = [e for e in notebooks.values() if e.is_file(follow_symlinks=False)]
+    links = [e for e in notebooks.values() if e.is_symlink()]
+    if expected in notebooks:
+        named.add(notebooks[expected].path)
+        if notebooks[expected].is_symlink():
+            return [f"{expected} {LINK}"], None
+        if notebooks[expected].is_file(follow_symlinks=False):
+            return [], notebooks[expected]
+        return [f"{expected} is not a regular file: graded as the untouched release"], None
+    if len(regular) == 1:
+        return [f"the notebook was renamed to {folder_id(regular[0].name)}: graded anyway"], regular[0]
+    if len(links) == 1 and not regular:
+        named.add(links[0].path)
+        return [f"{folder_id(links[0].name)} {LINK}"], None
+    return [f"{expected} is missing: graded as the untouched release"], None
 
 
 def not_graded(submissions: Path, named: set[str], known: set[str]) -> list[str]:
@@ -204,26 +210,7 @@ def parse_due(text: str) -> datetime.datetime:
     return (moment - moment.utcoffset()).replace(tzinfo=None)
 
 
-def _init_worker():
-    """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("MKL_NUM_THREADS", "1")
-    try:
-        import torch
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
-    import dlcourse.testing  # noqa: F401
-
-    from .sandbox.process import font_cache as _font_cache
-    _font_cache()
-
-
-def _safe_job(task: dict) -> SubmissionResult:
-    from .job import grade_submission
-    limits = os.environ.get("AUTOGRADER_LIMITS")
-    if limits and not task.get("limits"):
-        task = {**task, "limits": json.loads(limits)}
+def _safe_job(task: Task) -> SubmissionResult:
     try:
         return grade_submission(task)
     except Exception as exc:  # noqa: BLE001 - a grader bug must not stop the class
@@ -237,7 +224,7 @@ def _progress(result: SubmissionResult, done: int, total: int) -> None:
 
 def _worker_loop(conn) -> None:
     """A grading process: one submission at a time, each result sent back before the next is taken."""
-    _init_worker()
+    prepare_worker()
     while True:
         try:
             task = conn.recv()
@@ -268,31 +255,28 @@ class _Worker:
 HARD_LIMIT_MARGIN = 120
 
 
-def _run_local(tasks: list[dict], jobs: int) -> list[SubmissionResult]:
+def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
     from multiprocessing.connection import wait
 
-    from .sandbox.process import DEFAULT_LIMITS
-    limits = {**DEFAULT_LIMITS, **json.loads(os.environ.get("AUTOGRADER_LIMITS") or "{}")}
-    hard_limit = limits["notebook_seconds"] + HARD_LIMIT_MARGIN
+    hard_limit = max(task.limits.notebook_seconds for task in tasks) + HARD_LIMIT_MARGIN
     context = multiprocessing.get_context("forkserver")
     weight = {"ch04_cnn": 0, "ch11_diffusion": 1, "ch06_transformers": 2, "ch05_rnn": 3}  # the slowest chapters first
-    pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i]["assignment"], 9))
+    pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i].assignment, 9))
     results: dict[int, SubmissionResult] = {}
     tries: dict[int, int] = {}
     workers = [_Worker(context) for _ in range(min(jobs, len(tasks)))]
 
-    def lost(worker, why: str) -> None:
+    def lost(worker, why: str, outcome: Outcome = Outcome.ERROR) -> None:
         i, worker.task = worker.task, None
         tries[i] = tries.get(i, 0) + 1
         task = tasks[i]
         if tries[i] < 2:
-            log.warning("%s/%s: %s; trying it once more", task["student"], task["assignment"], why)
+            log.warning("%s/%s: %s; trying it once more", task.student, task.assignment, why)
             pending.insert(0, i)
         else:
-            results[i] = SubmissionResult.failed(task, f"grading stopped twice: {why}",
-                                                 "limit" if "limit" in why else "error")
+            results[i] = SubmissionResult.failed(task, f"grading stopped twice: {why}", outcome)
             _progress(results[i], len(results), len(tasks))
         worker.stop()
         workers[workers.index(worker)] = _Worker(context)
@@ -317,7 +301,7 @@ def _run_local(tasks: list[dict], jobs: int) -> list[SubmissionResult]:
                 elif worker.proc.sentinel in ready:
                     lost(worker, "its grading process died")
                 elif time.monotonic() - worker.since > hard_limit:
-                    lost(worker, f"the grader's hard time limit of {hard_limit:.0f} s was reached")
+                    lost(worker, f"the grader's hard time limit of {hard_limit:.0f} s was reached", Outcome.LIMIT)
     finally:
         for worker in workers:
             if worker.task is None and worker.proc.is_alive():
@@ -329,13 +313,13 @@ def _run_local(tasks: list[dict], jobs: int) -> list[SubmissionResult]:
     return [results[i] for i in range(len(tasks))]
 
 
-def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list[SubmissionResult]:
+def run_jobs(tasks: list[Task], jobs: int, scheduler: str | None = None) -> list[SubmissionResult]:
     if not tasks:
         return []
     if scheduler:
         from distributed import Client
         with Client(scheduler, timeout="30s") as client:
-            client.run(_init_worker)
+            client.run(prepare_worker)
             futures_ = client.map(_safe_job, tasks, pure=False)
             results = []
             for task, future in zip(tasks, futures_):
@@ -346,7 +330,7 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
                         task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
             return results
     if jobs <= 1:
-        _init_worker()
+        prepare_worker()
         results = []
         for task in tasks:
             results.append(_safe_job(task))
@@ -356,19 +340,17 @@ def run_jobs(tasks: list[dict], jobs: int, scheduler: str | None = None) -> list
 
 
 def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: str | None = None,
-                unsafe: bool = False, reset_hand_grades: bool = False, due: str | None = None) -> Path:
+                unsafe: bool = False, reset_hand_grades: bool = False, due: str | None = None,
+                limits: Limits = Limits()) -> Path:
     """``unsafe``: grade even where no sandbox can be made (the report's first line says so).
     Into an OUT graded before, hand grades and comments are kept unless ``reset_hand_grades``;
-    ``due``: the chapters' due date, with its time zone ("2027-01-15 23:59 UTC")."""
+    ``due``: the chapters' due date, with its time zone ("2027-01-15 23:59 UTC"); ``limits``: each
+    sandbox's bounds (``make grade LIMITS=...``)."""
     if not submissions or not out:
         raise UsageError("usage: make grade SUBMISSIONS=<dir> OUT=<dir>")
     due_date = parse_due(due) if due else None
-    from .sandbox.isolation import probe
-    reason = None if scheduler else probe()  # with Dask, the workers make the sandboxes (the pre-flight asks them)
-    from .preflight import check as preflight
-    from .preflight import no_sandbox_line
-    if reason is not None and not unsafe:
-        raise UsageError(no_sandbox_line(reason, "UNSAFE=1 (--unsafe-no-isolation)"))
+    # with Dask, the workers make the sandboxes (the pre-flight asks them)
+    reason = None if scheduler else sandbox_or_refusal(unsafe, UNSAFE_SWITCH)
     source = Path(submissions)
     if not source.is_dir():
         raise UsageError(f"SUBMISSIONS={submissions} is not a directory")
@@ -383,14 +365,12 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
     if not os.access(target, os.W_OK):
         raise UsageError(f"OUT={out} is not writable")
     if (target / "gradebook.db").exists():  # the instructor's hand grades: read before anything is graded
-        from .regrade import Gradebook
         try:
             Gradebook.read(target / "gradebook.db")
         except Exception as exc:  # noqa: BLE001 - a damaged gradebook: one line, nothing overwritten
             raise UsageError(f"OUT={out}: its gradebook.db cannot be read ({type(exc).__name__}); it may hold hand "
                              f"grades: move it away (or give another OUT) to grade into this folder") from None
 
-    from .outputs import private_files
     with private_files():
         handler = logging.FileHandler(target / "grading.log", mode="w", encoding="utf-8")
     handler.setFormatter(OneLineFormatter("%(asctime)s %(levelname)s %(message)s"))
@@ -403,21 +383,18 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
         if existed and target.stat().st_mode & 0o077:
             log.warning("OUT=%s can be read by other users of this machine (mode %o): chmod 700 it to keep "
                         "grades and feedback private", out, target.stat().st_mode & 0o777)
-        tasks, warnings, dropped = discover(source)
+        tasks, warnings, dropped = discover(source, limits, unsafe=reason is not None)
         if reason is not None:
             log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
-            for task in tasks:
-                task["unsafe"] = True
         else:
-            from .sandbox.cgroups import missing
-            for line in missing():
+            for line in cgroups.missing():
                 log.warning("LIMITED: %s", line)
         for warning in warnings + dropped:
             log.warning(warning)
         if not tasks:
             raise UsageError(f"nothing to grade in {submissions}: no notebook is where the grader looks, {LAYOUT}"
                              + (f" ({len(dropped)} notebooks elsewhere, named above)" if dropped else ""))
-        preflight({task["assignment"] for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
+        preflight({task.assignment for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
         jobs = jobs or os.cpu_count() or 1
         log.info("grading %d notebooks from %s with %s", len(tasks), source,
                  f"the Dask scheduler at {scheduler}" if scheduler else f"{jobs} local processes")
@@ -425,12 +402,11 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
         results = run_jobs(tasks, jobs, scheduler)
         elapsed = time.monotonic() - start
         for task, r in zip(tasks, results):
-            r.submitted_at, r.submitted_from = task.get("submitted_at"), task.get("submitted_from")
+            r.submitted_at, r.submitted_from = task.submitted_at, task.submitted_from
             for problem in r.problems:
                 log.warning("%s/%s: %s", r.student, r.assignment, problem)
-            if r.status != "graded":
+            if r.status is not Outcome.GRADED:
                 log.warning("%s/%s: %s", r.student, r.assignment, r.status)
-        from .outputs import write_outputs
         run = write_outputs(target, results, elapsed, reset_hand_grades=reset_hand_grades, due=due_date,
                             not_graded=dropped)
         _summarize(run, reset_hand_grades)

@@ -1,6 +1,6 @@
 """Grade one submitted notebook: the unit of work that runs in parallel (locally or on Dask).
 
-``grade_submission(task)`` takes a plain dict and returns a ``SubmissionResult``
+``grade_submission(task)`` takes a ``Task`` (``autograder.task``) and returns a ``SubmissionResult``
 (``autograder.result``: plain data, picklable, so it can be shipped back from any
 worker process). It never raises for a broken submission: what went wrong is
 reported in the result.
@@ -17,12 +17,14 @@ import time
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
+from . import outputs
 from .course import Chapter, grade_id, graded_names, read, release_path, role
-from .result import PLACEHOLDER, TIMINGS, CellVerdict, ManualAnswer, SubmissionResult
+from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
 from .sandbox.client import Sandbox, SandboxError
-from .sandbox.limits import Limits
-from .sandbox.process import Stop
+from .sandbox.process import Stop, font_cache
 from .sanitize import sanitize
+from .task import Task
+from .text import scrubbed
 from .verdicts import LIMIT_MESSAGES, grade_test_cell
 
 PRELUDE = '''
@@ -153,7 +155,20 @@ class Runner:
             self.box = None
 
 
-def _open_submission(task: dict) -> int:
+def prepare_worker() -> None:
+    """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    import dlcourse.testing  # noqa: F401
+    font_cache()
+
+
+def _open_submission(path: str, root: str | None, parts) -> int:
     """A read-only descriptor on the submitted file, opened without following a symbolic link.
 
     With the class folder known (``root`` and ``parts`` from ``classroom.discover``) every folder on
@@ -161,28 +176,30 @@ def _open_submission(task: dict) -> int:
     class was listed (the notebook, its assignment or student folder) fails instead of being read."""
     cloexec = getattr(os, "O_CLOEXEC", 0)
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | cloexec  # O_NONBLOCK: a FIFO cannot stall us
-    if not task.get("root") or not task.get("parts"):
-        return os.open(task["path"], flags)
-    folder = os.open(task["root"], os.O_RDONLY | os.O_DIRECTORY | cloexec)
+    if not root or not parts:
+        return os.open(path, flags)
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | cloexec)
     try:
-        for part in task["parts"][:-1]:
+        for part in parts[:-1]:
             inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | cloexec, dir_fd=folder)
             os.close(folder)
             folder = inner
-        return os.open(task["parts"][-1], flags, dir_fd=folder)
+        return os.open(parts[-1], flags, dir_fd=folder)
     finally:
         os.close(folder)
 
 
-def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | None]:
-    """(the submitted notebook or None, the problem to report). Never raises; never follows a link.
+def read_submission(path: str | None, root: str | None = None,
+                    parts=None) -> tuple[nbformat.NotebookNode | None, str | None]:
+    """(the submitted notebook at ``path`` or None, the problem to report). Never raises; never follows a
+    link (below ``root``, the class folder, each of ``parts`` is opened in turn: ``Task.root``, ``Task.parts``).
 
     Any code point is data: undecodable bytes become U+FFFD, and lone surrogates that the JSON
     spells out (``"\\ud800"``) become ``\\ud800`` text, so nothing downstream has to encode them."""
-    if not task.get("path"):
+    if not path:
         return None, None
     try:
-        fd = _open_submission(task)
+        fd = _open_submission(path, root, parts)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
             return None, ("the notebook or a folder on its path is a symbolic link: not followed, "
@@ -198,7 +215,6 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
                 return None, (f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 1024 ** 2} MB: "
                               "graded as the untouched release")
             f_text = data.decode("utf-8", errors="replace")
-        from .outputs import scrubbed
         submitted = nbformat.from_dict(scrubbed(nbformat.reads(f_text, as_version=4)))
         if not isinstance(submitted.get("cells"), list):
             raise ValueError("no cells")
@@ -207,14 +223,14 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
         return None, f"the notebook could not be read ({type(exc).__name__}): graded as the untouched release"
 
 
-def grade_submission(task: dict) -> SubmissionResult:
-    """task: student, assignment, notebook (file name), path (or None), limits (optional)."""
+def grade_submission(task: Task) -> SubmissionResult:
+    """The result of grading ``task``'s notebook; never raises for a broken submission."""
     started = time.monotonic()
-    limits = Limits.from_mapping(task.get("limits"))
-    chapter = Chapter.load(task["assignment"])
-    release = read(release_path(task["assignment"]))
-    problems = list(task.get("problems") or [])
-    submitted, problem = read_submission(task)
+    limits = task.limits
+    chapter = Chapter.load(task.assignment)
+    release = read(release_path(task.assignment))
+    problems = list(task.problems)
+    submitted, problem = read_submission(task.path, task.root, task.parts)
     if problem:
         problems.append(problem)
 
@@ -224,32 +240,32 @@ def grade_submission(task: dict) -> SubmissionResult:
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
     drivers = [("driver", c.source) for c in chapter.cells("tests") if "in_student_process" in c.source]
-    drivers += [("drivers", _drivers_source(task["assignment"]))]
-    runner = Runner(cells, limits, _preload(cells + drivers), started + limits["notebook_seconds"],
-                    unsafe=bool(task.get("unsafe")))
+    drivers += [("drivers", _drivers_source(task.assignment))]
+    runner = Runner(cells, limits, _preload(cells + drivers), started + limits.notebook_seconds,
+                    unsafe=task.unsafe)
     verdicts: list[CellVerdict] = []
-    status = "graded"
+    status = Outcome.GRADED
     try:
         for cell in chapter.cells("tests"):
             gid, points = grade_id(cell), float(cell.metadata["nbgrader"].get("points", 0))
             box = runner.ready()
             if box is None:
                 verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the notebook's limits were reached",
-                                            "not run"))
-                status = "limit"
+                                            CellStatus.NOT_RUN))
+                status = Outcome.LIMIT
                 continue
-            seconds = min(limits["cell_seconds"], started + limits["notebook_seconds"] - time.monotonic())
+            seconds = min(limits.cell_seconds, started + limits.notebook_seconds - time.monotonic())
             if seconds <= 0:
                 verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the notebook's time budget was used up",
-                                            "not run"))
-                status = "limit"
+                                            CellStatus.NOT_RUN))
+                status = Outcome.LIMIT
                 continue
             waited = box.seconds_waiting
             with runner.clock.phase("checks"):
                 verdict = grade_test_cell(box, gid, cell.source, points, names, seconds)
             runner.clock.add("checks_in_sandbox", box.seconds_waiting - waited)
-            if verdict.status != "ok":
-                status = "limit"
+            if verdict.status is not CellStatus.OK:
+                status = Outcome.LIMIT
             verdicts.append(verdict)
     finally:
         runner.close()
@@ -265,9 +281,8 @@ def grade_submission(task: dict) -> SubmissionResult:
             manual.append(ManualAnswer(meta["grade_id"], float(meta.get("points", 0)),
                                        0.0 if unanswered else None, cell.source))
     result = SubmissionResult(
-        task["student"], task["assignment"], task["notebook"], status, problems, runner.cell_errors,
+        task.student, task.assignment, task.notebook, status, problems, runner.cell_errors,
         max(runner.starts - 1, 0), runner.isolation, verdicts, manual, nbformat.writes(notebook))
-    from . import outputs  # function-local: outputs imports this module (the cycle of issue 32)
     with runner.clock.phase("feedback"):
         result.feedback_html = outputs.feedback_html(result)
     result.seconds = round(time.monotonic() - started, 3)

@@ -34,11 +34,13 @@ Switches (in ``nbgrader_config.py`` or on the command line):
 
     DLCOURSE_STOCK_AUTOGRADE=1 nbgrader autograde ...   # nbgrader's own in-kernel Execute (not trusted)
     nbgrader autograde ... --SandboxedExecute.unsafe_no_isolation=True   # no sandbox can be made here
+    nbgrader autograde ... --SandboxedExecute.limits cell_seconds=25 --SandboxedExecute.limits ram_bytes=1e9
+        # each sandbox's bounds (autograder/sandbox/limits.py), as `make grade LIMITS=...`;
+        # in nbgrader_config.py: c.SandboxedExecute.limits = {"cell_seconds": 25}
 """
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -58,18 +60,23 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
     SaveAutoGrades,
 )
-from traitlets import Bool, List
+from traitlets import Bool, Dict, List, TraitError, validate
 
 from .course import chapters, grade_id, read, release_path, role, split_hidden
+from .errors import EnvironmentProblem
+from .job import grade_submission, prepare_worker, read_submission
+from .nbgrader_feedback import configure as use_the_course_feedback
+from .outputs import _checks_html, _checks_text
+from .preflight import check, sandbox_or_refusal
+from .result import CellVerdict
+from .sandbox.limits import Limits
+from .sanitize import sanitize
+from .task import Task
 
 STOCK_SWITCH = "DLCOURSE_STOCK_AUTOGRADE"
 UNSAFE_SWITCH = "--SandboxedExecute.unsafe_no_isolation=True"
 HIDDEN_NOTE = "# (hidden checks of this cell ran in the grader)"
 METADATA = "dlcourse"  # the autograded notebook's metadata key: problems read, then the grader's result
-
-
-class SandboxError(RuntimeError):
-    """This notebook could not be graded by the hardened grader (nbgrader reports it and goes on)."""
 
 
 def _hide_hidden(cell) -> None:
@@ -107,7 +114,6 @@ class SubmissionExporter(NotebookExporter):
         if coursedir is None:
             return
         graded = [c for c in chapters() if fnmatch.fnmatchcase(c, coursedir.assignment_id or "*")]
-        from .preflight import EnvironmentProblem, check
         try:
             check(graded, bool(self.config.SandboxedExecute.get("unsafe_no_isolation", False)), UNSAFE_SWITCH)
         except EnvironmentProblem as exc:
@@ -118,13 +124,10 @@ class SubmissionExporter(NotebookExporter):
         converter = self.parent
         if not getattr(converter, "_sanitizing", False):  # the second pass reads nbgrader's own output
             return super().from_filename(filename, resources, **kw)
-        from .job import read_submission
-        from .sanitize import sanitize
         path = os.path.abspath(filename)
         root = os.path.abspath(os.path.join(converter.coursedir.root, converter.coursedir.submitted_directory))
         parts = os.path.relpath(path, root).split(os.sep)
-        task = {"path": path, "root": root, "parts": parts} if ".." not in parts else {"path": path}
-        submitted, problem = read_submission(task)
+        submitted, problem = read_submission(path, *((root, parts) if ".." not in parts else ()))
         release = read(release_path(resources["nbgrader"]["assignment"]))
         nb, notes = sanitize(submitted if submitted is not None else release, release)
         nb.metadata[METADATA] = {"problems": ([problem] if problem else []) + notes}
@@ -142,36 +145,34 @@ class SandboxedExecute(NbGraderPreprocessor):
     unsafe_no_isolation = Bool(
         False, help="Grade even where no sandbox can be made (the students' code then runs unconfined)."
     ).tag(config=True)
+    limits = Dict(
+        {}, help="Each sandbox's bounds, by name (autograder/sandbox/limits.py: ram_bytes, cell_seconds, "
+                 "notebook_seconds, ...); the others keep their defaults. As make grade's LIMITS."
+    ).tag(config=True)
+
+    @validate("limits")
+    def _known_limits(self, proposal):
+        try:
+            Limits.from_mapping(proposal["value"])
+        except (TypeError, ValueError) as exc:
+            raise TraitError(f"SandboxedExecute.limits: {exc}") from None
+        return proposal["value"]
 
     def preprocess(self, nb, resources):
-        from .classroom import _init_worker
-        from .job import grade_submission
-        from .outputs import _checks_html, _checks_text
-        from .preflight import no_sandbox_line
-        from .result import CellVerdict
-        from .sandbox.isolation import probe
-        from .sandbox.process import DEFAULT_LIMITS  # noqa: F401 - fail early when the grader is incomplete
-
         info = resources.get("nbgrader") or {}
         assignment, student = info.get("assignment"), info.get("student")
         notebook_id = info.get("notebook") or assignment
-        reason = probe()
-        if reason is not None and not self.unsafe_no_isolation:
-            raise SandboxError(no_sandbox_line(reason, UNSAFE_SWITCH))
+        reason = sandbox_or_refusal(self.unsafe_no_isolation, UNSAFE_SWITCH)  # nbgrader reports it, goes on
         if not _WARM:
-            _init_worker()
+            prepare_worker()
             _WARM.append(True)
         read_problems = (nb.metadata.pop(METADATA, None) or {}).get("problems") or []
-        task = {"student": student, "assignment": assignment, "notebook": f"{notebook_id}.ipynb",
-                "unsafe": reason is not None, "problems": [str(p) for p in read_problems]}
-        limits = os.environ.get("AUTOGRADER_LIMITS")
-        if limits:
-            task["limits"] = json.loads(limits)
         with tempfile.TemporaryDirectory(prefix="dlcourse-autograde-") as tmp:
             path = Path(tmp) / f"{notebook_id}.ipynb"
             nbformat.write(nb, str(path))
-            task["path"] = str(path)
-            result = grade_submission(task)
+            result = grade_submission(Task(student, assignment, f"{notebook_id}.ipynb", str(path),
+                                           problems=tuple(str(p) for p in read_problems),
+                                           unsafe=reason is not None, limits=Limits.from_mapping(self.limits)))
         self.log.info("%s/%s graded in the sandbox: %s, %.1f s", student, assignment, result.status,
                       result.seconds)
         for problem in result.problems:
@@ -210,8 +211,9 @@ AUTOGRADE_PREPROCESSORS = [SandboxedExecute, IgnorePattern, ClearMetadataPreproc
 
 
 def configure(c) -> str:
-    """Plug the hardened grader into nbgrader's config ``c``; returns which autograde is in use."""
-    from .nbgrader_feedback import configure as use_the_course_feedback
+    """Plug the hardened grader into nbgrader's config ``c``; returns which autograde is in use. Called by
+    the configuration files (``nbgrader_config.py`` at the root and in each grading run's OUT), after
+    ``nbgrader_settings.configure``."""
     use_the_course_feedback(c, HideHiddenTests)
     if os.environ.get(STOCK_SWITCH) == "1":
         return "stock"  # nbgrader's in-kernel Execute: the student's code can change its own verdicts

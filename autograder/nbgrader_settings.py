@@ -3,7 +3,9 @@
 Every nbgrader run of this project gets them from ``configure``: the shipped ``nbgrader_config.py``
 (plain ``nbgrader`` commands and the formgrader from the repository root), ``make release``
 (autograder/release.py), the ``nbgrader_config.py`` a grading run writes into its OUT folder
-(autograder/outputs.py) and the stock-nbgrader benchmark (benchmarks/grading/stock.py).
+(autograder/outputs.py) and the stock-nbgrader benchmark (benchmarks/grading/stock.py). The hardened
+autograde is plugged in apart, by the two configuration files (``autograder.nbgrader_plugin.configure``):
+these settings import nothing of the grader.
 """
 from __future__ import annotations
 
@@ -16,12 +18,11 @@ CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
 
 
-def configure(c, root, *, source: str = "solutions", db_url: str | None = None, sandboxed: bool = True) -> None:
+def configure(c, root, *, source: str = "solutions", db_url: str | None = None) -> None:
     """Set the course's nbgrader settings on ``c`` (``get_config()`` or a ``traitlets.config.Config``).
 
     ``root``: the course directory; ``source``: its folder of source assignments (relative to ``root``,
-    or absolute); ``db_url``: the gradebook (default ``<root>/gradebook.db``); ``sandboxed``: autograde
-    with the hardened grader (``autograder.nbgrader_plugin``) instead of stock nbgrader's in-kernel run.
+    or absolute); ``db_url``: the gradebook (default ``<root>/gradebook.db``).
     """
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.root = str(root)
@@ -35,6 +36,3 @@ def configure(c, root, *, source: str = "solutions", db_url: str | None = None, 
     c.Execute.allow_errors = True  # stock nbgrader only: a failing cell is a verdict, not the end of the run
     # nbgrader collect copies no symbolic link out of the exchange (as its target's content, stock nbgrader would)
     c.ExchangeFactory.collect = "autograder.nbgrader_exchange.LinkRefusingCollect"
-    if sandboxed:
-        from .nbgrader_plugin import configure as use_the_sandboxed_grader
-        use_the_sandboxed_grader(c)

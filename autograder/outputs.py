@@ -24,42 +24,26 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from .course import ROOT, chapters, grade_id, role, split_hidden
 from .result import CellVerdict, HandGrade, SubmissionResult
+from .text import scrub, scrubbed, template, verbatim  # noqa: F401 - the page helpers, re-exported
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
 grade the free-response answers by hand, then `make feedback OUT={out}`: feedback pages, CSVs and report anew,
 with the hand grades and comments."""
 import sys
 sys.path.insert(0, {root!r})  # the course's settings and grader, for autograding from this formgrader too
+from autograder.nbgrader_plugin import configure as use_the_sandboxed_grader  # noqa: E402
 from autograder.nbgrader_settings import configure  # noqa: E402
-configure(get_config(), {out!r}, source={source!r}, db_url="sqlite:///" + {db!r})  # noqa: F821
+c = get_config()  # noqa: F821
+configure(c, {out!r}, source={source!r}, db_url="sqlite:///" + {db!r})
+use_the_sandboxed_grader(c)
 '''
 
 
 # ------------------------------------------------------------------ any input is data
-
-def scrub(text: str) -> str:
-    """``text`` with every lone surrogate written as ``\\udXXX``: encodable as UTF-8, never raising."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def scrubbed(value: Any) -> Any:
-    """A copy of a result (dicts, lists, strings...) whose strings all encode as UTF-8."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {scrubbed(k): scrubbed(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(scrubbed(v) for v in value)
-    return value
-
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -106,28 +90,6 @@ def clean_html(text) -> str:
 
 
 # ------------------------------------------------------------------ templates (autograder/templates/)
-
-_TEMPLATES = []
-
-
-def verbatim(text) -> Markup:
-    """Plain text as HTML (a name, a check's message): escaped, line breaks kept, never read as markdown
-    or math; in a ``verbatim`` span, so that a reader (or a test) can tell quoted text from markup."""
-    text = str(escape(scrub(str(text)))).replace("\r", "").replace("\n", "<br>")
-    return Markup(f'<span class="verbatim">{text}</span>')
-
-
-def template(name: str):
-    """A template of ``autograder/templates/``, autoescaping: anything not marked safe is escaped."""
-    if not _TEMPLATES:
-        import jinja2
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                                 autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                                 undefined=jinja2.StrictUndefined)
-        env.filters.update(verbatim=verbatim, g=lambda x: format(x, "g"), percent=lambda x: f"{100 * x:.0f}%")
-        _TEMPLATES.append(env)
-    return _TEMPLATES[0].get_template(name)
-
 
 def hand_grade_cell(hand: HandGrade, points: float | None = None) -> nbformat.NotebookNode:
     """The markdown cell put under a hand-graded cell of a feedback page (both doors): the grader's comment,

@@ -13,8 +13,11 @@ import functools
 import importlib.metadata
 import os
 
-from .classroom import UsageError
 from .course import read, release_path, role
+from .errors import EnvironmentProblem
+from .job import PRELUDE
+from .sandbox.client import Sandbox, SandboxError
+from .sandbox.isolation import probe
 
 HEADER = "environment error, no notebook graded"
 # what bubblewrap says where unprivileged user namespaces are refused (a container's seccomp profile,
@@ -24,8 +27,13 @@ WAY_OUT = ("grade on a host or VM that allows them, the hub keeping the exchange
            "(make grade ... SCHEDULER=tcp://host:8786), or a clone of the course there")
 
 
-class EnvironmentProblem(UsageError):
-    """The grading machine cannot grade: the message is one line, naming what is missing."""
+def sandbox_or_refusal(unsafe: bool, unsafe_switch: str) -> str | None:
+    """The one rule of every door: None where a sandbox can be made here; else why not, when grading without
+    one was asked for (``unsafe``); else ``EnvironmentProblem`` (the line says how to ask: ``unsafe_switch``)."""
+    reason = probe()
+    if reason is not None and not unsafe:
+        raise EnvironmentProblem(no_sandbox_line(reason, unsafe_switch))
+    return reason
 
 
 def no_sandbox_line(reason: str, unsafe_switch: str) -> str:
@@ -94,12 +102,10 @@ def check_here(chapters: tuple, unsafe: bool) -> str | None:
 
 @functools.lru_cache(maxsize=8)  # once per process and environment: the tests grade many classes
 def _check(chapters: tuple, unsafe: bool, bwrap: str) -> str | None:
-    from .job import PRELUDE
-    from .sandbox.client import Sandbox, SandboxError
-    from .sandbox.isolation import probe
-    reason = probe()
-    if reason is not None and not unsafe:
-        return no_sandbox_line(reason, "{unsafe_switch}")
+    try:
+        reason = sandbox_or_refusal(unsafe, "{unsafe_switch}")
+    except EnvironmentProblem as exc:
+        return str(exc)
     imports = chapter_imports(chapters)
     modules = sorted({line.split()[1].split(".")[0] for line in imports} - {"math", "dlcourse"})
     box = Sandbox(unsafe=reason is not None)

@@ -2,7 +2,7 @@
 
 Runs every test cell (public and hidden) in one Python process, the way a
 student's kernel would, against: the reference (must pass), the release stubs
-(must fail) and each plausible mistake of autograder/tests/mutants (``load``: the test
+(must fail) and each plausible mistake (``autograder.mistakes.load``: the test
 cell of the mutated function must fail). The real proof goes through
 ``make grade`` (autograder/tests/test_grading.py) and the kernel suite
 (autograder/tests/test_mistakes_in_kernel.py); this is the author's loop.
@@ -14,8 +14,8 @@ import time
 from IPython.core.inputtransformer2 import TransformerManager
 
 from .course import Chapter, grade_id
+from .mistakes import integration, load
 from .reference import namespace
-from .tests.mutants import integration, load
 
 _python = TransformerManager().transform_cell
 

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from .course import COURSE, ROOT, chapters
+from .nbgrader_settings import configure
 
 
 def nbgrader_api(release_dir: Path, db_url: str, exchange: str):
@@ -26,10 +27,8 @@ def nbgrader_api(release_dir: Path, db_url: str, exchange: str):
     bin_dir = os.path.dirname(sys.executable)
     if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
         os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
-    from .nbgrader_settings import configure
-
     config = Config()
-    configure(config, ROOT, source="solutions", db_url=db_url, sandboxed=False)
+    configure(config, ROOT, source="solutions", db_url=db_url)
     config.CourseDirectory.release_directory = str(release_dir)
     config.Exchange.root = exchange
     return NbGraderAPI(config=config)

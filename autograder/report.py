@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 from .result import SubmissionResult
+from .text import template
 
 
 def _png(fig) -> str:
@@ -59,8 +60,6 @@ def write_report(out: Path, results: list[SubmissionResult], totals: dict, elaps
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from .outputs import template
 
     by_assignment = collections.defaultdict(list)
     for (student, assignment), (score, maximum) in totals.items():

@@ -20,7 +20,11 @@ The JSON keys are those the results files have always had: change them only with
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 from typing import Any
+
+from .task import Task
+from .text import scrub, scrubbed
 
 PLACEHOLDER = "YOUR ANSWER HERE"  # what the release hands out in a free-response cell
 # The phases of grading one notebook (seconds, as ``SubmissionResult.timings``; restarts included):
@@ -33,6 +37,23 @@ TIMINGS = {
     "feedback": "rendering the feedback page",
     "total": "the whole job, as SubmissionResult.seconds",
 }
+
+
+class Outcome(StrEnum):
+    """How grading one notebook ended (``SubmissionResult.status``)."""
+    GRADED = "graded"   # every test cell ran
+    LIMIT = "limit"     # a limit stopped a cell or the notebook (the rest was graded)
+    ERROR = "error"     # the grader could not grade it (a grader bug, a grading process lost twice)
+
+
+class CellStatus(StrEnum):
+    """How one test cell ended (``CellVerdict.status``); the stops are ``sandbox.process.Stop``'s values."""
+    OK = "ok"
+    TIMEOUT = "timeout"      # a time limit was reached
+    CRASH = "crash"          # the student's process died
+    PROTOCOL = "protocol"    # it sent something that is not a well-formed reply
+    ISOLATION = "isolation"  # no sandbox could be made
+    NOT_RUN = "not run"      # the notebook's limits were reached before it
 
 
 @dataclass
@@ -57,7 +78,7 @@ class CellVerdict:
     score: float
     checks: list[Check] = field(default_factory=list)
     error: str | None = None        # a failure outside any check
-    status: str = "ok"              # ok | timeout | crash | protocol | not run
+    status: CellStatus = CellStatus.OK
     seconds: float = 0.0
 
     @property
@@ -77,7 +98,7 @@ class CellVerdict:
     def from_json(cls, data: dict) -> CellVerdict:
         return cls(str(data.get("grade_id", "")), float(data.get("points", 0.0)), float(data.get("score", 0.0)),
                    [Check.from_json(c) for c in data.get("checks") or []], data.get("error"),
-                   data.get("status", "ok"), float(data.get("seconds", 0.0)))
+                   CellStatus(data.get("status", "ok")), float(data.get("seconds", 0.0)))
 
 
 @dataclass
@@ -130,7 +151,7 @@ class SubmissionResult:
     student: str
     assignment: str
     notebook: str
-    status: str = "graded"                                       # graded | limit | error
+    status: Outcome = Outcome.GRADED
     problems: list[str] = field(default_factory=list)            # notes on the submission (repaired, missing...)
     cell_errors: dict[str, str] = field(default_factory=dict)    # "cell 3 (given)" -> what it raised
     restarts: int = 0
@@ -146,10 +167,9 @@ class SubmissionResult:
     timings: dict[str, float] = field(default_factory=dict)      # seconds per phase (TIMINGS); {} in old files
 
     @classmethod
-    def failed(cls, task: dict, problem: str, status: str = "error") -> SubmissionResult:
+    def failed(cls, task: Task, problem: str, status: Outcome = Outcome.ERROR) -> SubmissionResult:
         """A submission the grader could not grade (a grader bug, a grading process lost twice)."""
-        return cls(task["student"], task["assignment"], task["notebook"], status,
-                   list(task.get("problems") or []) + [problem])
+        return cls(task.student, task.assignment, task.notebook, status, [*task.problems, problem])
 
     def score_of(self, grade_id: str, auto: float | None) -> float | None:
         """A cell's score as nbgrader counts it: a hand grade replaces the grader's, extra credit adds."""
@@ -181,7 +201,7 @@ class SubmissionResult:
         out += [f"running {where} raised {error}" for where, error in self.cell_errors.items()]
         if self.restarts:
             out.append(f"your code had to be restarted {self.restarts} time(s) (a crash or a time limit)")
-        if self.status != "graded":
+        if self.status != Outcome.GRADED:
             out.append(f"grading status: {self.status}")
         out += [f"the written answer {answer.grade_id} ({points(answer.points)} points) is still empty"
                 for answer in self.manual if answer.unanswered]
@@ -214,7 +234,7 @@ class SubmissionResult:
     @classmethod
     def from_json(cls, data: dict) -> SubmissionResult:
         return cls(str(data.get("student", "")), str(data.get("assignment", "")), str(data.get("notebook", "")),
-                   data.get("status", "graded"), [str(p) for p in data.get("problems") or []],
+                   Outcome(data.get("status", "graded")), [str(p) for p in data.get("problems") or []],
                    {str(k): str(v) for k, v in (data.get("cell_errors") or {}).items()},
                    int(data.get("restarts") or 0), data.get("isolation"),
                    [CellVerdict.from_json(c) for c in data.get("cells") or []],
@@ -225,7 +245,6 @@ class SubmissionResult:
 
     def scrubbed(self) -> SubmissionResult:
         """A copy whose every string encodes as UTF-8 (lone surrogates written as ``\\udXXX``)."""
-        from .outputs import scrub, scrubbed
         copy = SubmissionResult.from_json(scrubbed(self.to_json(notebook=True, feedback=True)))
         copy.hand = {scrub(k): replace(h, comment=None if h.comment is None else scrub(h.comment))
                      for k, h in self.hand.items()}

@@ -15,7 +15,7 @@ import time
 from dlcourse import testing
 
 from .course import count_checks, split_hidden
-from .result import CellVerdict, Check
+from .result import CellStatus, CellVerdict, Check
 from .sandbox import protocol
 from .sandbox.client import SandboxError
 from .sandbox.process import Stop
@@ -101,22 +101,19 @@ def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_n
     namespace = {"__name__": "__test_cell__"}
     namespace.update({name: RemoteFunction(sandbox, name) for name in graded_names})
     error = None
-    status = "ok"
-    sandbox.deadline = time.monotonic() + seconds
+    status = CellStatus.OK
     filename = f"<{grade_id}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # drivers' source
     try:
-        # a test cell's prints are for the student's kernel
-        with testing.recording(recorder), contextlib.redirect_stdout(io.StringIO()):
+        # every request of the cell ends by its deadline; a test cell's prints are for the student's kernel
+        with sandbox.within(seconds), testing.recording(recorder), contextlib.redirect_stdout(io.StringIO()):
             exec(compile(source, filename, "exec"), namespace)
     except SandboxError as exc:
-        status, error = exc.kind, LIMIT_MESSAGES.get(exc.kind, str(exc))
+        status, error = CellStatus(exc.kind), LIMIT_MESSAGES.get(exc.kind, str(exc))
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks
         error = _bounded(testing.describe(exc))
-    finally:
-        sandbox.deadline = None
-    if sandbox.dead is not None and status == "ok":
-        status = sandbox.dead.kind
+    if sandbox.dead is not None and status is CellStatus.OK:
+        status = CellStatus(sandbox.dead.kind)
     passed = sum(c.passed for c in recorder.checks)
     total = max(total, len(recorder.checks))  # a check inside a loop runs more than once
     score = min(float(points), round(float(points) * passed / total, 4))

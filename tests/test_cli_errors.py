@@ -152,7 +152,7 @@ def test_make_check_says_in_one_line_what_is_wrong(tmp_path, kind):
 # ------------------------------------------------------------------ make grade, make export, the CLI
 
 
-@pytest.mark.parametrize("case", ["nothing", "missing", "inside", "jobs", "out-unwritable"])
+@pytest.mark.parametrize("case", ["nothing", "missing", "inside", "jobs", "out-unwritable", "limits"])
 def test_make_grade_says_in_one_line_what_is_wrong(tmp_path, case):
     (tmp_path / "class").mkdir()
     (tmp_path / "a-file").write_text("x")
@@ -161,9 +161,11 @@ def test_make_grade_says_in_one_line_what_is_wrong(tmp_path, case):
             "file": [f"SUBMISSIONS={tmp_path / 'a-file'}", f"OUT={tmp_path / 'out'}"],
             "inside": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'class' / 'out'}"],
             "jobs": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'out'}", "GRADE_JOBS=two"],
-            "out-unwritable": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'a-file' / 'out'}"]}[case]
+            "out-unwritable": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'a-file' / 'out'}"],
+            "limits": [f"SUBMISSIONS={tmp_path / 'class'}", f"OUT={tmp_path / 'out'}", "LIMITS=ram=1e9"]}[case]
     expected = {"nothing": "usage", "no-out": "usage", "missing": "not a directory", "file": "not a directory",
-                "inside": "OUT must not be inside", "jobs": "--jobs", "out-unwritable": "cannot be created"}[case]
+                "inside": "OUT must not be inside", "jobs": "--jobs", "out-unwritable": "cannot be created",
+                "limits": "'ram' is not a limit (limits: memory_bytes, ram_bytes"}[case]
     one_line_error(make("grade", *args), expected)
 
 
@@ -201,7 +203,9 @@ def test_cli_argument_errors_are_one_line(tmp_path):
              (["grade-one", CHAPTER, missing], "no such file"), (["to-py", missing, str(tmp_path / "x.py")],
                                                                   "no such file"),
              (["from-py", str(tmp_path / "x.py"), missing], "no such file"), (["normalize", str(tmp_path)],
-                                                                                "is a folder")]
+                                                                                "is a folder"),
+             (["grade", "--limits", "cell_seconds=0"], "positive"),
+             (["check", "--limits", "ram_bytes=lots", missing], "give ram_bytes=<number>")]
     for args, needle in cases:
         done = subprocess.run([sys.executable, "-m", "autograder", *args], cwd=ROOT, capture_output=True,
                               text=True, timeout=60)
@@ -217,3 +221,24 @@ def test_every_verb_has_one_parser_and_help():
     done = subprocess.run([sys.executable, "-m", "autograder", "--help"], cwd=ROOT, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and all(verb in done.stdout for verb in verbs), done.stdout
+
+
+def test_limits_are_set_by_name_on_every_door():
+    """make grade's LIMITS, the --limits of grade, check and grade-one, and nbgrader's SandboxedExecute.limits:
+    each bound by name, the others their defaults, an unknown name refused."""
+    from traitlets import TraitError
+
+    from autograder.__main__ import parser
+    from autograder.nbgrader_plugin import SandboxedExecute
+    from autograder.sandbox.limits import Limits
+    done = make("-n", "grade", "SUBMISSIONS=s", "OUT=o", "LIMITS=cell_seconds=25 ram_bytes=1e9")
+    assert '--limits "cell_seconds=25 ram_bytes=1e9"' in done.stdout, done.stdout
+    expected = Limits(cell_seconds=25.0, ram_bytes=10 ** 9)
+    for args in (["grade", "s", "o"], ["check", "n.ipynb"], ["grade-one", CHAPTER, "n.ipynb"]):
+        assert parser().parse_args(args).limits == Limits()
+        assert parser().parse_args([args[0], "--limits", "cell_seconds=25,ram_bytes=1e9", *args[1:]]).limits \
+            == expected
+    assert Limits.from_mapping(SandboxedExecute(limits={"cell_seconds": "25", "ram_bytes": 10 ** 9}).limits) \
+        == expected
+    with pytest.raises(TraitError, match="unknown limit 'ram'"):
+        SandboxedExecute(limits={"ram": 1})

@@ -70,7 +70,7 @@ def nbgrader(*args, cwd: Path, home: Path, check=True, env=None, account: list[s
     """``nbgrader args`` in ``cwd``; ``account``: the command prefix that runs it as another user."""
     environment = _environment(home, env)
     command = [*account, "/usr/bin/env", *(f"{k}={v}" for k, v in environment.items() if k in (
-        "HOME", "PATH", "MPLBACKEND", "MPLCONFIGDIR", "AUTOGRADER_BWRAP", "AUTOGRADER_LIMITS"))] if account else []
+        "HOME", "PATH", "MPLBACKEND", "MPLCONFIGDIR", "AUTOGRADER_BWRAP"))] if account else []
     done = subprocess.run([*command, str(BIN / "nbgrader"), *args], cwd=cwd, env=environment, capture_output=True,
                           text=True, timeout=900)
     if check:

@@ -15,6 +15,7 @@ each later request raises its ``SandboxError``.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import signal
 import socket
 import time
@@ -23,10 +24,10 @@ import numpy as np
 
 from . import protocol, wire
 from .limits import Limits
-from .process import DEFAULT_LIMITS, Process, SandboxError, Stop
+from .process import Process, SandboxError, Stop
 from .proxies import Handle, RemoteFunction
 
-__all__ = ["Sandbox", "SandboxError", "RemoteError", "DEFAULT_LIMITS"]
+__all__ = ["Sandbox", "SandboxError", "RemoteError"]
 
 MAX_REPLY_HEADER = 8 * 1024 ** 2   # a reply's JSON part: far more than any check needs
 MAX_REPLY = 128 * 1024 ** 2        # a reply with its arrays
@@ -79,7 +80,7 @@ class Sandbox:
         self.sock = None
         self.callbacks: dict[int, object] = {}
         self.handles: dict[int, Handle] = {}
-        self.deadline = None     # of the current cell (time.monotonic()), set by the grader
+        self.deadline = None     # of the current cell (time.monotonic()), while ``within`` holds
         self.dead: SandboxError | None = None
         self.callback_depth = 0  # >0 while the student's code is calling back into a test's function
         self.sent = 0            # requests sent: each reply names the one it answers
@@ -212,13 +213,19 @@ class Sandbox:
         return reply["value"]
 
     # -- what the grader uses ------------------------------------------------
-    def run_cell(self, code: str, name: str, seconds: float | None = None) -> dict | None:
-        """Run a cell of the notebook; returns None or the error it raised ({type, message})."""
-        self.deadline = time.monotonic() + (seconds or self.limits["cell_seconds"])
+    @contextlib.contextmanager
+    def within(self, seconds: float):
+        """Every request made meanwhile (a cell, a test cell's calls) ends by ``seconds`` from now."""
+        self.deadline = time.monotonic() + seconds
         try:
-            return self.request(protocol.EXEC, code=code, name=name)["error"]
+            yield self
         finally:
             self.deadline = None
+
+    def run_cell(self, code: str, name: str, seconds: float | None = None) -> dict | None:
+        """Run a cell of the notebook; returns None or the error it raised ({type, message})."""
+        with self.within(seconds or self.limits["cell_seconds"]):
+            return self.request(protocol.EXEC, code=code, name=name)["error"]
 
     def function(self, name: str) -> RemoteFunction:
         return RemoteFunction(self, name)

@@ -1,6 +1,6 @@
 """The limits of one sandbox: one frozen, typed record, built once at each front end and read everywhere.
 
-``Limits.from_mapping`` accepts the JSON a front end reads (``AUTOGRADER_LIMITS``, a task's
+``Limits.from_mapping`` accepts a mapping (a front end's ``--limits``, nbgrader's ``SandboxedExecute.limits``, a task's
 ``limits``), unknown keys refused; ``as_dict`` is what crosses into the sandbox's server.
 """
 from __future__ import annotations

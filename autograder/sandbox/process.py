@@ -23,10 +23,10 @@ import tempfile
 import weakref
 from enum import StrEnum
 
+from ..errors import GraderError
 from . import cgroups, isolation, protocol
 from .limits import Limits
 
-DEFAULT_LIMITS = Limits().as_dict()  # the defaults as a mapping, for the front ends that merge JSON into them
 SERVER = "import sys; sys.path.insert(0, {!r}); from autograder.sandbox.server import main; main()"
 
 
@@ -159,7 +159,7 @@ class Stop(StrEnum):
     ISOLATION = "isolation"  # no sandbox could be made
 
 
-class SandboxError(Exception):
+class SandboxError(GraderError):
     """The sandbox died, hung past its limit, or broke the protocol."""
 
     def __init__(self, message: str, kind: Stop = Stop.CRASH):

@@ -83,12 +83,12 @@ def graded(tmp_path_factory) -> Graded:
     nbformat.write(reference(ch), str(folder / "renamed" / ch / "my_copy.ipynb"))
     (folder / "missing" / ch).mkdir(parents=True)
     (folder / "missing" / "not_an_assignment").mkdir(parents=True)
-    env = {**os.environ, "AUTOGRADER_LIMITS": json.dumps(LIMITS)}
     before = _fingerprint()
     sentinel = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3000)", boundary_attacks.SENTINEL])
     try:
-        proc = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={folder}", f"OUT={out}"],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=3000)
+        limits = " ".join(f"{name}={value}" for name, value in LIMITS.items())
+        proc = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={folder}", f"OUT={out}",
+                               f"LIMITS={limits}"], cwd=ROOT, capture_output=True, text=True, timeout=3000)
         graded = Graded(out, proc, labels) if proc.returncode == 0 else None
         assert proc.returncode == 0, proc.stderr[-3000:]
         graded.sentinel_alive = sentinel.poll() is None

@@ -22,6 +22,7 @@ from autograder.outputs import FORMULA_STARTS, clean_html, csv_cell, feedback_ht
 from autograder.result import CellVerdict, Check, ManualAnswer, SubmissionResult
 from autograder.sanitize import sanitize
 from autograder.submissions import Link, Renamed, reference, untouched, write_class
+from autograder.task import Task
 from autograder.tests import cases
 
 CHAPTER = chapters()[0]
@@ -64,7 +65,7 @@ def test_feedback_with_lone_surrogates_does_not_raise():
 def test_read_submission_scrubs_surrogates_spelled_in_json(tmp_path):
     path = tmp_path / "nb.ipynb"
     path.write_text(cases.surrogate_notebook(CHAPTER))
-    nb, problem = read_submission({"path": str(path)})
+    nb, problem = read_submission(str(path))
     assert problem is None
     text = nbformat.writes(nb)
     text.encode("utf-8")
@@ -138,47 +139,47 @@ def test_discover_refuses_symbolic_links(tmp_path):
     os.remove(folder / "renamed-link" / a / "x.ipynb")
     os.symlink(f"../../reference/{a}/{a}.ipynb", folder / "renamed-link" / a / "x.ipynb")
     tasks, warnings, not_graded = discover(folder)
-    by = {t["student"]: t for t in tasks}
+    by = {t.student: t for t in tasks}
     assert "link-student" not in by and any("link-student" in w and "symbolic link" in w for w in warnings)
     for student in ("link-notebook", "link-assignment", "renamed-link"):
-        assert by[student]["path"] is None, student
-        assert "symbolic link" in " ".join(by[student]["problems"]), student
-    assert by["reference"]["path"] and by["reference"]["parts"] == ["reference", a, f"{a}.ipynb"]
-    assert by["odd\\xff\\nname"]["parts"][0] == "odd\udcff\nname"
+        assert by[student].path is None, student
+        assert "symbolic link" in " ".join(by[student].problems), student
+    assert by["reference"].path and by["reference"].parts == ("reference", a, f"{a}.ipynb")
+    assert by["odd\\xff\\nname"].parts[0] == "odd\udcff\nname"
 
 
 def test_opening_never_follows_a_link_swapped_in_after_listing(tmp_path):
     a = CHAPTER
     folder = write_class(tmp_path / "class", {("reference", a): reference(a), ("eve", a): untouched(a)})
     tasks, _, _ = discover(folder)
-    eve = next(t for t in tasks if t["student"] == "eve")
-    nb, problem = read_submission(eve)
+    eve = next(t for t in tasks if t.student == "eve")
+    nb, problem = read_submission(eve.path, eve.root, eve.parts)
     assert problem is None and nb is not None
     # the notebook swapped for a link to a classmate's
     target = folder / "eve" / a / f"{a}.ipynb"
     target.unlink()
     target.symlink_to(folder / "reference" / a / f"{a}.ipynb")
-    nb, problem = read_submission(eve)
+    nb, problem = read_submission(eve.path, eve.root, eve.parts)
     assert nb is None and "symbolic link" in problem
     # the assignment folder swapped for a link
     target.unlink()
     (folder / "eve" / a).rmdir()
     (folder / "eve" / a).symlink_to(folder / "reference" / a)
-    nb, problem = read_submission(eve)
+    nb, problem = read_submission(eve.path, eve.root, eve.parts)
     assert nb is None and "symbolic link" in problem
     # without the class folder (python -m autograder.job): the last component is still not followed
-    nb, problem = read_submission({"path": str(folder / "eve" / a / f"{a}.ipynb")})
+    nb, problem = read_submission(str(folder / "eve" / a / f"{a}.ipynb"))
     assert nb is not None  # a link above the file is the caller's choice there
     link = tmp_path / "link.ipynb"
     link.symlink_to(folder / "reference" / a / f"{a}.ipynb")
-    nb, problem = read_submission({"path": str(link)})
+    nb, problem = read_submission(str(link))
     assert nb is None and "symbolic link" in problem
 
 
 def test_a_fifo_is_not_read(tmp_path):
     fifo = tmp_path / "nb.ipynb"
     os.mkfifo(fifo)
-    nb, problem = read_submission({"path": str(fifo)})
+    nb, problem = read_submission(str(fifo))
     assert nb is None and "not a regular file" in problem
 
 
@@ -243,8 +244,7 @@ def test_totals_and_notes_are_computed_from_the_verdicts():
                               "your code had to be restarted 1 time(s) (a crash or a time limit)",
                               "grading status: limit", "the written answer free_b (1 points) is still empty",
                               "the written answer free_c (0.50 points) is still empty"]
-    failed = SubmissionResult.failed({"student": "s", "assignment": CHAPTER, "notebook": "n.ipynb", "path": "/x",
-                                      "problems": ["renamed"]}, "the grader failed")
+    failed = SubmissionResult.failed(Task("s", CHAPTER, "n.ipynb", "/x", problems=("renamed",)), "the grader failed")
     assert failed.status == "error" and failed.problems == ["renamed", "the grader failed"] and not failed.cells
     assert list(failed.to_json()) == RESULT_KEYS  # no task fields (paths) in the results file
 

@@ -20,8 +20,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.classroom import UsageError, discover, grade_class, parse_due
+from autograder.classroom import discover, grade_class, parse_due
 from autograder.course import ROOT, grade_id
+from autograder.errors import UsageError
 from autograder.submissions import filled, reference, untouched, write_class
 from autograder.tests.test_outputs import RUNS_SCRIPT
 
@@ -304,7 +305,7 @@ def test_every_notebook_is_graded_or_named(tmp_path):
     (folder / "alice" / CH / ".ipynb_checkpoints").mkdir()
     (folder / "alice" / CH / ".ipynb_checkpoints" / f"{CH}-checkpoint.ipynb").write_text("{}")
     tasks, _, not_graded = discover(folder)
-    assert [t["student"] for t in tasks] == ["alice"]
+    assert [t.student for t in tasks] == ["alice"]
     named = {line.split(": not graded; ")[0]: line.split(": not graded; ")[1] for line in not_graded}
     assert named == {f"alice/{CH}/copy.ipynb": f"SUBMISSIONS/alice/{CH}/{CH}.ipynb is graded instead",
                      f"alice/{CH}/old/{CH}.ipynb": f"SUBMISSIONS/alice/{CH}/{CH}.ipynb is graded instead",

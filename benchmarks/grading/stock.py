@@ -16,7 +16,7 @@ STOCK_CONFIG = '''import sys
 sys.path.insert(0, {repo!r})
 from autograder.nbgrader_settings import configure  # noqa: E402
 c = get_config()  # noqa: F821
-configure(c, {root!r}, source="source", sandboxed=False)
+configure(c, {root!r}, source="source")
 c.Exchange.root = {exchange!r}
 # timestamps, to split the autograde run per student
 c.NbGrader.log_format = "%(asctime)s.%(msecs)03d [%(name)s | %(levelname)s] %(message)s"
