@@ -1,6 +1,7 @@
-"""The grader and the course package are layers: every import of ``autograder/`` and ``dlcourse/``, the
-function-local ones included, parsed with ``ast`` (nothing imported), forms no cycle, and no production
-module imports the proof suite (``autograder/tests/``)."""
+"""The grader, the course package and the benchmarks are layers: every import of ``autograder/``,
+``dlcourse/``, ``benchmarks/`` and ``tests/``, the function-local ones included, parsed with ``ast``
+(nothing imported), forms no cycle, and no production module imports a proof suite (``autograder/tests/``,
+``tests/``)."""
 from __future__ import annotations
 
 import ast
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from autograder.course import ROOT
 
-PACKAGES = ("autograder", "dlcourse")
-TESTS = "autograder.tests"
+PACKAGES = ("autograder", "dlcourse", "benchmarks", "tests")
+TESTS = ("autograder.tests", "tests")  # the proof suites; benchmarks are production: they import no test
 
 
 def modules(root: Path = ROOT) -> dict[str, Path]:
@@ -87,7 +88,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 
 def _production(name: str) -> bool:
-    return name != TESTS and not name.startswith(TESTS + ".")
+    return not any(name == suite or name.startswith(suite + ".") for suite in TESTS)
 
 
 def test_no_import_cycle():

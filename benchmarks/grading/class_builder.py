@@ -14,7 +14,7 @@ EXIT = "import os; os._exit(1)\n"
 
 
 def mutants(chapter: str) -> dict:
-    from autograder.tests.mutants import load
+    from autograder.mistakes import load
     try:
         return load(chapter)
     except ImportError:  # a chapter without a mistakes file
