@@ -43,7 +43,7 @@ def test_the_boundary_is_the_operating_system():
 
     The audit hook is switched off here, as if the student's code had found a way around it."""
     with Sandbox({"audit_hook": False}) as box:
-        assert box.isolation == "bubblewrap", "CI and graders have bubblewrap: grading refuses to run without it"
+        assert box.isolation.startswith("bubblewrap"), "CI and graders have bubblewrap: grading refuses to run without it"
         box.run_cell(ESCAPES, "escapes")
         seen = box.function("escapes")(str(ROOT))
     assert seen.pop("uid") == 65534 and seen.pop("processes") == ["1", "2"], seen

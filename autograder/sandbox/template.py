@@ -1,0 +1,151 @@
+"""Warm starts: each sandbox is forked from a template process that has already imported its libraries.
+
+A grading process keeps, per set of preloaded modules (a chapter's), one ``Template``: a child process
+running ``template_server`` that imports numpy, the chapter's heavy modules (torch, matplotlib, ...) and the
+server, and never runs student code. ``Template.spawn`` asks it for a sandbox: it forks, and the fork
+gets its own namespaces, root, sized tmpfs, cgroups, uid, capabilities and seccomp filter before the
+student's first line (``template_server`` says how), so a sandbox starts in milliseconds instead of
+seconds. Nothing of a student's is ever sent to a template: only limits, environment, layout, filter.
+
+``templates(preload)`` is the per-process cache (``MAX_TEMPLATES`` of them, least recently used first out).
+Where no template can be made or used (``AUTOGRADER_WARM=0``, the unsafe mode, a failed check of the
+template), ``process.Process`` starts the sandbox cold through bubblewrap, with the same bounds.
+"""
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import socket
+import subprocess
+import sys
+import threading
+
+from . import isolation, protocol
+
+MAX_TEMPLATES = 2          # per grading process: a chapter's template and the previous one's
+READY_SECONDS = 120        # a template's imports (torch) on a busy machine
+SPAWN_SECONDS = 30         # a sandbox's set-up, fork to ready
+BASES = ("/tmp", "/mnt", "/run", "/var/tmp")  # where a sandbox's new root is built, in its own mount namespace
+TEMPLATE = ("import sys; sys.path.insert(0, {!r}); "
+            "from autograder.sandbox.template_server import main; main()")
+
+
+class TemplateError(Exception):
+    """No sandbox could be forked from the template (the grader then starts one cold)."""
+
+
+def enabled() -> bool:
+    return os.environ.get("AUTOGRADER_WARM", "1") != "0"
+
+
+class WarmProcess:
+    """A forked sandbox as ``process.Process`` handles it (the part of ``subprocess.Popen`` it uses)."""
+
+    def __init__(self, template: Template, pid: int):
+        self.template, self.pid, self.returncode = template, pid, None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            status = self.template.wait(self.pid, 3600 if timeout is None else timeout)
+            if status is None:
+                raise subprocess.TimeoutExpired(f"sandbox {self.pid}", timeout)
+            self.returncode = status
+        return self.returncode
+
+
+class Template:
+    """One template process (``template_server``) and its control socket."""
+
+    def __init__(self, preload: tuple, env: dict):
+        self.preload = tuple(preload)
+        self.lock = threading.Lock()
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        config = {"fd": theirs.fileno(), "preload": list(self.preload)}
+        env = {**env, protocol.CONFIG_VARIABLE: json.dumps(config)}
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-I", "-c", TEMPLATE.format(isolation.ROOT)], cwd="/",
+                                         env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
+                                         start_new_session=True)
+        finally:
+            theirs.close()
+        answer = self._receive(READY_SECONDS)
+        if not answer.get("ready"):
+            self.close()
+            raise TemplateError(f"the template could not be made: {answer.get('error')}")
+
+    def _receive(self, seconds: float) -> dict:
+        if not select.select([self.sock], [], [], seconds)[0]:
+            raise TemplateError("the template did not answer in time")
+        data = self.sock.recv(1 << 20)
+        if not data:
+            raise TemplateError("the template ended")
+        return json.loads(data)
+
+    def _ask(self, request: dict, seconds: float, fds=()) -> dict:
+        with self.lock:
+            try:
+                socket.send_fds(self.sock, [json.dumps(request).encode()], list(fds))
+                return self._receive(seconds)
+            except (OSError, ValueError) as exc:
+                raise TemplateError(f"the template is gone ({exc})") from None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def spawn(self, sock_fd: int, request: dict) -> WarmProcess:
+        """A sandbox serving on ``sock_fd`` (its end of the socket pair), set up as ``request`` says."""
+        answer = self._ask({"op": "spawn", "timeout": SPAWN_SECONDS, "base": _base(request["layout"]),
+                            "root": isolation.ROOT, "inside": isolation.INSIDE, "workdir": isolation.WORKDIR,
+                            "seccomp": isolation.seccomp_program().hex(), **request}, SPAWN_SECONDS + 5, [sock_fd])
+        if "pid" not in answer:
+            raise TemplateError(f"the sandbox could not be forked: {answer.get('error')}")
+        return WarmProcess(self, int(answer["pid"]))
+
+    def wait(self, pid: int, seconds: float):
+        return self._ask({"op": "wait", "pid": pid, "timeout": seconds}, seconds + 5).get("status")
+
+    def close(self) -> None:
+        self.sock.close()
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def _base(layout: list[dict]) -> str:
+    """A folder to build the new root on that hides no source of the layout."""
+    sources = [step["source"] for step in layout if "source" in step]
+    for base in BASES:
+        if os.path.isdir(base) and not any(s == base or s.startswith(base + "/") for s in sources):
+            return base
+    raise TemplateError("no folder to build a sandbox's root on")
+
+
+_cache: dict[tuple, Template] = {}
+_cache_lock = threading.Lock()
+
+
+def template(preload: tuple, env: dict) -> Template:
+    """This process's template for ``preload`` (made on first use; the least recently used beyond
+    ``MAX_TEMPLATES`` is closed)."""
+    key = tuple(preload)
+    with _cache_lock:
+        found = _cache.pop(key, None)
+        if found is not None and not found.alive():
+            found.close()
+            found = None
+        if found is None:
+            found = Template(key, env)
+        _cache[key] = found
+        while len(_cache) > MAX_TEMPLATES:
+            _cache.pop(next(iter(_cache))).close()
+        return found
+
+
+@atexit.register
+def close_all() -> None:
+    with _cache_lock:
+        while _cache:
+            _cache.popitem()[1].close()
