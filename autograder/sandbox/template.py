@@ -17,6 +17,7 @@ import atexit
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -48,7 +49,10 @@ class WarmProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            status = self.template.wait(self.pid, 3600 if timeout is None else timeout)
+            try:
+                status = self.template.wait(self.pid, 3600 if timeout is None else timeout)
+            except TemplateError:  # the template is gone: its sandboxes died with it (PR_SET_PDEATHSIG)
+                status = -signal.SIGKILL
             if status is None:
                 raise subprocess.TimeoutExpired(f"sandbox {self.pid}", timeout)
             self.returncode = status

@@ -89,7 +89,7 @@ def main() -> None:
     try:
         if os.geteuid() != 0:
             _enter_user_namespace()
-        import numpy  # noqa: F401 - what the server preloads (server.main), then the chapter's modules
+        import numpy.random  # noqa: F401 - numpy as the server preloads it, its generator reseeded in each fork
         for name in config.get("preload", []):
             __import__(name)
         import dlcourse.testing  # noqa: F401 - imported by server.serve before the policy
@@ -257,6 +257,7 @@ def _init(request: dict, sock_fd: int, ready: int) -> None:
         except BaseException as exc:  # noqa: BLE001
             _say(ready, exc)
         os._exit(SETUP_FAILED)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # as pid 1, it then ignores every signal from its namespace
     os.close(sock_fd)
     os.close(ready)
     while True:
