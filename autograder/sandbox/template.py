@@ -29,7 +29,8 @@ MAX_TEMPLATES = 2          # per grading process: a chapter's template and the p
 READY_SECONDS = 120        # a template's imports (torch) on a busy machine
 SPAWN_SECONDS = 30         # a sandbox's set-up, fork to ready
 BASES = ("/tmp", "/mnt", "/run", "/var/tmp")  # where a sandbox's new root is built, in its own mount namespace
-TEMPLATE = ("import sys; sys.path.insert(0, {!r}); "
+# (its command line, which its sandboxes show too, names the server: what a sweep for leftover sandboxes looks for)
+TEMPLATE = ("import sys; sys.path.insert(0, {!r}); import autograder.sandbox.server; "
             "from autograder.sandbox.template_server import main; main()")
 
 
