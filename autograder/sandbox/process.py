@@ -75,7 +75,9 @@ class Process:
             try:
                 self.proc = self._fork_warm(config, theirs.fileno())
             except template.TemplateError as exc:  # the same sandbox, started cold (a note in the grader's log)
-                log.warning("warm sandbox start failed, starting cold through bubblewrap: %s", exc)
+                template.failures.append(str(exc))
+                log.warning("warm sandbox start failed, starting cold through bubblewrap%s: %s",
+                            "" if template.enabled() else " (from now on, in this process)", exc)
             if self.proc is not None:
                 theirs.close()
                 self.sock, self.pid = ours, self.proc.pid

@@ -22,6 +22,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 from . import isolation, protocol
 
@@ -38,8 +39,13 @@ class TemplateError(Exception):
     """No sandbox could be forked from the template (the grader then starts one cold)."""
 
 
+MAX_FAILURES = 2           # failed warm starts after which this process starts its sandboxes cold
+failures: list[str] = []   # why warm starts failed in this process
+
+
 def enabled() -> bool:
-    return os.environ.get("AUTOGRADER_WARM", "1") != "0"
+    """Whether to fork sandboxes from templates: unless ``AUTOGRADER_WARM=0`` or they keep failing here."""
+    return os.environ.get("AUTOGRADER_WARM", "1") != "0" and len(failures) < MAX_FAILURES
 
 
 class WarmProcess:
@@ -66,6 +72,7 @@ class Template:
     def __init__(self, preload: tuple, env: dict):
         self.preload = tuple(preload)
         self.lock = threading.Lock()
+        self.sent = 0  # requests sent
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {"fd": theirs.fileno(), "preload": list(self.preload)}
         env = {**env, protocol.CONFIG_VARIABLE: json.dumps(config)}
@@ -74,9 +81,16 @@ class Template:
                                          env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, pass_fds=[theirs.fileno()],
                                          start_new_session=True)
+        except OSError as exc:
+            self.sock.close()
+            raise TemplateError(f"the template could not be started ({exc})") from None
         finally:
             theirs.close()
-        answer = self._receive(READY_SECONDS)
+        try:
+            answer = self._receive(READY_SECONDS)
+        except TemplateError:
+            self.close()
+            raise
         if not answer.get("ready"):
             self.close()
             raise TemplateError(f"the template could not be made: {answer.get('error')}")
@@ -87,14 +101,23 @@ class Template:
         data = self.sock.recv(1 << 20)
         if not data:
             raise TemplateError("the template ended")
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except ValueError:
+            raise TemplateError("the template answered something else than its protocol") from None
 
     def _ask(self, request: dict, seconds: float, fds=()) -> dict:
+        """Its answer to ``request`` (numbered: a late answer to an earlier request is skipped)."""
+        end = time.monotonic() + seconds
         with self.lock:
+            self.sent += 1
             try:
-                socket.send_fds(self.sock, [json.dumps(request).encode()], list(fds))
-                return self._receive(seconds)
-            except (OSError, ValueError) as exc:
+                socket.send_fds(self.sock, [json.dumps({**request, "n": self.sent}).encode()], list(fds))
+                while True:
+                    answer = self._receive(max(end - time.monotonic(), 0))
+                    if answer.get("n") == self.sent:
+                        return answer
+            except OSError as exc:
                 raise TemplateError(f"the template is gone ({exc})") from None
 
     def alive(self) -> bool:

@@ -116,7 +116,7 @@ def main() -> None:
             answer = {"status": _wait(int(request["pid"]), float(request["timeout"]), statuses)}
         for fd in fds:
             _close(fd)
-        _send(control, answer)
+        _send(control, {**answer, "n": request.get("n")})
     os._exit(0)
 
 
