@@ -5,6 +5,7 @@ The grader's side (trusted):
 - ``client``: ``Sandbox``, what the grader uses: run a cell, call a graded function, run a driver;
 - ``proxies``: ``RemoteFunction`` and ``Handle``, the student's functions and objects as the test cells see them;
 - ``process``: the life cycle of one sandbox process and its environment;
+- ``template``: warm starts, each sandbox forked from a template that has imported its chapter's libraries;
 - ``isolation``: the operating-system boundary (bubblewrap, seccomp, a sized tmpfs) and ``probe()``;
 - ``cgroups``: the kernel's bound on its memory (tmpfs, memfd and page cache included) and tasks;
 - ``limits``: ``Limits``, every bound of a sandbox in one frozen record.
@@ -12,5 +13,6 @@ The grader's side (trusted):
 Both sides: ``protocol`` (the table of requests) and ``wire`` (how a message is framed and encoded).
 
 The sandbox's side (untrusted, the only grader code it can see): ``server`` and its ``policy``
-(limits, capped output, the audit hook). This file is bound into the sandbox too: it imports nothing.
+(limits, capped output, the audit hook), and ``template_server`` (the template, and the set-up of each
+sandbox forked from it). This file is bound into the sandbox too: it imports nothing.
 """

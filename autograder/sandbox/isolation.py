@@ -32,7 +32,8 @@ NOBODY = 65534
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 # All of the grader the sandbox sees (read-only, under INSIDE): the server and what it imports.
 SERVER_MODULES = ("autograder/__init__.py", "autograder/sandbox/__init__.py", "autograder/sandbox/server.py",
-                  "autograder/sandbox/protocol.py", "autograder/sandbox/wire.py", "autograder/sandbox/policy.py")
+                  "autograder/sandbox/protocol.py", "autograder/sandbox/wire.py", "autograder/sandbox/policy.py",
+                  "autograder/sandbox/template_server.py")
 INSIDE = "/grader"    # where SERVER_MODULES are, inside the sandbox
 WORKDIR = "/sandbox"  # the sandbox's own folder, inside it
 
@@ -105,14 +106,60 @@ def runtime_paths() -> list[str]:
     return sorted(p for p in paths if not any(p != q and p.startswith(q.rstrip("/") + "/") for q in paths))
 
 
+def layout(disk_bytes: int, matplotlib_files: dict[str, str] | None = None) -> list[dict]:
+    """The sandbox's file system, built in order on an empty root: the one description that both bubblewrap
+    (``command``) and a warm template (``template_server``) follow. Each step is a dict: ``ro-bind`` (source,
+    dest), ``dir`` (path, mode), ``symlink`` (target, path), ``proc`` (path), ``dev`` (path), ``tmpfs``
+    (path, size, mode). The root itself is made read-only once built.
+
+    Its work folder (``WORKDIR``) and ``/tmp`` (a link to ``WORKDIR/tmp``) are one tmpfs of ``disk_bytes``: the
+    kernel bounds what it writes (its pages are also counted by the sandbox's memory cgroup), and it vanishes
+    with the sandbox's mount namespace, nothing to clean on the host. ``matplotlib_files`` (name -> host path)
+    are bound read-only into its matplotlib folder."""
+    steps: list[dict] = [{"op": "ro-bind", "source": "/usr", "dest": "/usr"}]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # usr-merged systems link these into /usr
+        path = os.path.join("/", name)
+        if os.path.islink(path):
+            steps.append({"op": "symlink", "target": os.readlink(path), "path": path})
+        elif os.path.isdir(path):
+            steps.append({"op": "ro-bind", "source": path, "dest": path})
+    for path in ("/etc/ld.so.cache", "/etc/localtime"):
+        if os.path.exists(path):
+            steps.append({"op": "ro-bind", "source": path, "dest": path})
+    steps += [{"op": "proc", "path": "/proc"}, {"op": "dev", "path": "/dev"},
+              {"op": "tmpfs", "path": WORKDIR, "size": int(disk_bytes), "mode": 0o1777},
+              {"op": "dir", "path": f"{WORKDIR}/tmp", "mode": 0o1777},
+              {"op": "symlink", "target": f"{WORKDIR}/tmp", "path": "/tmp"},
+              {"op": "dir", "path": f"{WORKDIR}/.matplotlib", "mode": 0o1777}]
+    for name, source in (matplotlib_files or {}).items():
+        steps.append({"op": "ro-bind", "source": source, "dest": f"{WORKDIR}/.matplotlib/{name}"})
+    binds = [(path, path) for path in runtime_paths()]
+    binds += [(os.path.join(ROOT, module), os.path.join(INSIDE, module)) for module in SERVER_MODULES]
+    parents = {p for _, dest in binds for p in _ancestors(dest)}
+    for parent in sorted(parents, key=lambda p: (p.count("/"), p)):  # traversable, listing nothing else
+        steps.append({"op": "dir", "path": parent, "mode": 0o755})
+    steps += [{"op": "ro-bind", "source": source, "dest": dest} for source, dest in binds]
+    return steps
+
+
+def _bwrap_arguments(step: dict) -> list[str]:
+    op = step["op"]
+    if op == "ro-bind":
+        return ["--ro-bind", step["source"], step["dest"]]
+    if op == "dir":
+        return ["--perms", f"{step['mode']:04o}", "--dir", step["path"]]
+    if op == "symlink":
+        return ["--symlink", step["target"], step["path"]]
+    if op in ("proc", "dev"):
+        return [f"--{op}", step["path"]]
+    if op == "tmpfs":
+        return ["--perms", f"{step['mode']:04o}", "--size", str(step["size"]), "--tmpfs", step["path"]]
+    raise ValueError(f"unknown step {op!r}")
+
+
 def command(python: str, argv: list[str], env: dict, seccomp_fd: int, disk_bytes: int,
             matplotlib_files: dict[str, str] | None = None) -> list[str]:
-    """The bwrap command line that runs ``python argv`` in a sandbox.
-
-    Its work folder (``WORKDIR``) and ``/tmp`` (a link to ``WORKDIR/tmp``) are one tmpfs of
-    ``disk_bytes``: the kernel bounds what it writes (its pages are also counted by the sandbox's
-    memory cgroup), and it vanishes with the sandbox's mount namespace, nothing to clean on the host.
-    ``matplotlib_files`` (name -> host path) are bound read-only into its matplotlib folder.
+    """The bwrap command line that runs ``python argv`` in a sandbox whose file system is ``layout()``.
 
     Started by root, bubblewrap runs privileged: it builds the namespaces and mounts
     (it can read a runtime under a private home folder), then ``setpriv`` becomes
@@ -120,34 +167,15 @@ def command(python: str, argv: list[str], env: dict, seccomp_fd: int, disk_bytes
     by anyone else, bubblewrap adds a user namespace that maps that user to 65534.
     """
     cmd = [bwrap(), "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session", "--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+           "--die-with-parent", "--new-session", "--hostname", "sandbox"]
     if os.geteuid() != 0:
         cmd += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--uid", str(NOBODY), "--gid", str(NOBODY)]
         become = []
     else:
         become = [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
                   "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # usr-merged systems link these into /usr
-        path = os.path.join("/", name)
-        if os.path.islink(path):
-            cmd += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            cmd += ["--ro-bind", path, path]
-    for path in ("/etc/ld.so.cache", "/etc/localtime"):
-        if os.path.exists(path):
-            cmd += ["--ro-bind", path, path]
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--size", str(int(disk_bytes)), "--tmpfs", WORKDIR,
-            "--perms", "1777", "--dir", f"{WORKDIR}/tmp", "--symlink", f"{WORKDIR}/tmp", "/tmp",
-            "--perms", "1777", "--dir", f"{WORKDIR}/.matplotlib"]
-    for name, source in (matplotlib_files or {}).items():
-        cmd += ["--ro-bind", source, f"{WORKDIR}/.matplotlib/{name}"]
-    binds = [(path, path) for path in runtime_paths()]
-    binds += [(os.path.join(ROOT, module), os.path.join(INSIDE, module)) for module in SERVER_MODULES]
-    parents = {p for _, dest in binds for p in _ancestors(dest)}
-    for parent in sorted(parents, key=lambda p: (p.count("/"), p)):  # traversable, listing nothing else
-        cmd += ["--perms", "0755", "--dir", parent]
-    for source, dest in binds:
-        cmd += ["--ro-bind", source, dest]
+    for step in layout(disk_bytes, matplotlib_files):
+        cmd += _bwrap_arguments(step)
     cmd += ["--chdir", WORKDIR, "--remount-ro", "/", "--clearenv"]
     for key, value in env.items():
         cmd += ["--setenv", key, value]

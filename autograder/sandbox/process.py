@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -24,9 +25,11 @@ import weakref
 from enum import StrEnum
 
 from ..errors import GraderError
-from . import cgroups, isolation, protocol
+from . import cgroups, isolation, protocol, template
 from .limits import Limits
 
+WARM = "bubblewrap-equivalent, forked warm"  # Process.isolation of a sandbox forked from a template
+log = logging.getLogger(__name__)
 SERVER = "import sys; sys.path.insert(0, {!r}); from autograder.sandbox.server import main; main()"
 
 
@@ -68,6 +71,17 @@ class Process:
             uid = isolation.NOBODY if reason is None and os.geteuid() == 0 else os.getuid()
             config["nproc"] = cgroups.count_tasks_of(uid) + limits.tasks
         ours, theirs = socket.socketpair()
+        if reason is None and template.enabled():
+            try:
+                self.proc = self._fork_warm(config, theirs.fileno())
+            except template.TemplateError as exc:  # the same sandbox, started cold (a note in the grader's log)
+                template.failures.append(str(exc))
+                log.warning("warm sandbox start failed, starting cold through bubblewrap%s: %s",
+                            "" if template.enabled() else " (from now on, in this process)", exc)
+            if self.proc is not None:
+                theirs.close()
+                self.sock, self.pid = ours, self.proc.pid
+                return ours
         config["fd"] = theirs.fileno()
         keep = [theirs.fileno()]
         if reason is None:
@@ -76,8 +90,7 @@ class Process:
             keep.append(filter_fd)
             cmd = isolation.command(sys.executable, ["-I", "-c", SERVER.format(isolation.INSIDE)], env, filter_fd,
                                     limits.disk_bytes, _matplotlib_files())
-            missing = cgroups.described(self.group.missing)
-            self.isolation = "bubblewrap" + (f" (LIMITED: {'; '.join(missing)})" if missing else "")
+            self.isolation = "bubblewrap" + self._limited()
             cwd = "/"
         else:
             self.workdir = tempfile.mkdtemp(prefix="sandbox-")
@@ -100,6 +113,24 @@ class Process:
                 os.close(fd)
         self.sock, self.pid = ours, self.proc.pid
         return ours
+
+    def _limited(self) -> str:
+        missing = cgroups.described(self.group.missing)
+        return f" (LIMITED: {'; '.join(missing)})" if missing else ""
+
+    def _fork_warm(self, config: dict, sock_fd: int) -> template.WarmProcess:
+        """The sandbox forked from this process's template for its preload (``template``): the same
+        namespaces, layout, cgroups, limits and filter as ``isolation.command``'s, without an interpreter's start."""
+        sandbox_env = environment(isolation.WORKDIR, {})
+        sandbox_env.pop(protocol.CONFIG_VARIABLE)
+        fonts = font_cache()
+        template_env = {**sandbox_env, **({"MPLCONFIGDIR": os.path.dirname(fonts)} if fonts else {})}
+        warm = template.template(tuple(self.preload), template_env)
+        proc = warm.spawn(sock_fd, {"env": sandbox_env, "limits": config["limits"], "nproc": config.get("nproc"),
+                                    "cgroups": list(self.group.paths.values()),
+                                    "layout": isolation.layout(self.limits.disk_bytes, _matplotlib_files())})
+        self.isolation = WARM + self._limited()
+        return proc
 
     def kill(self) -> None:
         """SIGKILL to its whole process group."""

@@ -38,12 +38,17 @@ def test_forbidden(box, code):
     assert error is not None and error["type"] in ("PermissionError", "ModuleNotFoundError", "ImportError"), error
 
 
-def test_the_boundary_is_the_operating_system():
-    """Issue 11, finding 3: what gets past a Python audit hook meets the OS sandbox (bubblewrap, seccomp).
+@pytest.mark.parametrize("start", ["warm", "cold"])
+def test_the_boundary_is_the_operating_system(start, monkeypatch):
+    """Issue 11, finding 3: what gets past a Python audit hook meets the OS sandbox (namespaces, seccomp), whether
+    the sandbox is forked from a warm template (issue 28) or started cold by bubblewrap.
 
     The audit hook is switched off here, as if the student's code had found a way around it."""
+    from autograder.sandbox.process import WARM
+    monkeypatch.setenv("AUTOGRADER_WARM", "1" if start == "warm" else "0")
     with Sandbox({"audit_hook": False}) as box:
-        assert box.isolation == "bubblewrap", "CI and graders have bubblewrap: grading refuses to run without it"
+        assert box.isolation.split(" (LIMITED")[0] == (WARM if start == "warm" else "bubblewrap"), \
+            "CI and graders have bubblewrap and user namespaces: grading refuses to run without them"
         box.run_cell(ESCAPES, "escapes")
         seen = box.function("escapes")(str(ROOT))
     assert seen.pop("uid") == 65534 and seen.pop("processes") == ["1", "2"], seen

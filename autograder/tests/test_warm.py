@@ -1,0 +1,157 @@
+"""Warm starts (issue 28): sandboxes forked from one template share nothing a student could leave behind.
+
+Student A, forked from a template, changes everything it can reach (files in its work folder, /tmp and
+/dev/shm, the environment, modules, numpy and builtins monkeypatched, the helper package, random seeds,
+a SysV shared memory segment, the bytes of a loaded library through /proc/self/mem); the same probe
+that sees all of that in A (the control) sees none of it in B, forked from the same template while A
+still runs, nor in C, forked after A is gone. The audit hook is off: the OS boundary alone is tested.
+"""
+import pytest
+
+from autograder.sandbox import process, template
+from autograder.sandbox.client import Sandbox
+
+PRELOAD = ("torch",)  # as the grader preloads for a chapter that uses torch (the largest template)
+
+PROBE = r"""
+import builtins as _builtins, ctypes as _ctypes, os as _os, random as _random, stat as _stat, sys as _sys
+import numpy as _np
+import torch as _torch
+import dlcourse.testing as _testing
+_MARK = b"left-by-student-a"
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.getenv.restype = _ctypes.c_char_p
+_FOLDERS = ("/sandbox", "/tmp", "/dev/shm", "/sandbox/.matplotlib")
+_SHM_KEY = 0x5EED
+
+def _library_address():
+    # a read-only page of numpy's compiled core: at the same address in every fork of one template
+    for line in open("/proc/self/maps"):
+        parts = line.split()
+        if len(parts) >= 6 and parts[1] == "r--p" and "_multiarray_umath" in parts[5]:
+            return int(parts[0].split("-")[0], 16) + 256
+
+def look():
+    found = {}
+    found["files"] = sorted(f"{d}/{n}" for d in _FOLDERS if _os.path.isdir(d) for n in _os.listdir(d)
+                            if "left-by" in n)
+    found["environment"] = "LEFT_BY_A" in _os.environ or _libc.getenv(b"LEFT_BY_A_C") is not None
+    found["modules"] = "left_by_a" in _sys.modules
+    found["numpy"] = hasattr(_np, "left_by_a") or bool(_np.sum([1, 2]) != 3)
+    found["builtins"] = hasattr(_builtins, "left_by_a") or _builtins.ascii("x") != "'x'"
+    found["helper package"] = hasattr(_testing, "left_by_a")
+    found["globals"] = "left_by_a_global" in globals()
+    found["python random"] = _random.getstate() == _random.Random(1234).getstate()
+    found["numpy random"] = bool((_np.random.get_state()[1] == _np.random.RandomState(1234).get_state()[1]).all())
+    found["torch random"] = bool((_torch.get_rng_state() == _torch.Generator().manual_seed(1234).get_state()).all())
+    found["shared memory"] = _libc.shmget(_SHM_KEY, 0, 0) != -1
+    address = _library_address()
+    found["library memory"] = address is not None and _ctypes.string_at(address, len(_MARK)) == _MARK
+    return found
+
+def fresh_state():
+    # what each sandbox draws when nobody seeds: numpy's and Python's generators differ from fork to fork
+    return [_random.random(), float(_np.random.random())]
+
+def descriptors():
+    # what is open in the student's process: its standard streams and its one socket to the grader
+    kinds = {}
+    for name in _os.listdir("/proc/self/fd"):
+        try:
+            mode = _os.fstat(int(name)).st_mode
+        except OSError:
+            continue
+        kinds[int(name)] = "socket" if _stat.S_ISSOCK(mode) else "file"
+    return kinds
+
+def attack():
+    done = {}
+    for d in _FOLDERS:
+        try:
+            with open(f"{d}/left-by-a", "w") as f:
+                f.write("a")
+        except OSError:
+            pass
+    _os.environ["LEFT_BY_A"] = "1"
+    _libc.setenv(b"LEFT_BY_A_C", b"1", 1)
+    _sys.modules["left_by_a"] = type(_sys)("left_by_a")
+    _np.left_by_a = True
+    _np.sum = lambda *a, **k: 42
+    _builtins.left_by_a = True
+    _builtins.ascii = lambda x: "patched"
+    _testing.left_by_a = True
+    globals()["left_by_a_global"] = True
+    _random.seed(1234)
+    _np.random.seed(1234)
+    _torch.manual_seed(1234)
+    done["shared memory"] = _libc.shmget(_SHM_KEY, 4096, 0o1666) != -1  # IPC_CREAT | 0666
+    try:
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(_library_address())
+            mem.write(_MARK)
+        done["library memory"] = True
+    except OSError:
+        done["library memory"] = False
+    return done
+"""
+
+
+@pytest.fixture(scope="module")
+def limits():
+    return {"audit_hook": False}
+
+
+def _box(limits) -> Sandbox:
+    box = Sandbox(limits, preload=PRELOAD).start()
+    assert box.isolation.startswith(process.WARM), box.isolation
+    assert box.run_cell(PROBE, "probe") is None
+    return box
+
+
+def test_no_state_of_one_sandbox_reaches_the_next(limits):
+    a = _box(limits)
+    origin = a.process.proc.template
+    try:
+        fresh_a = a.function("fresh_state")()
+        done = a.function("attack")()
+        seen_in_a = a.function("look")()
+        b = _box(limits)  # while A still runs
+        try:
+            assert b.process.proc.template is origin, "A and B come from the same template"
+            seen_in_b = b.function("look")()
+            fresh_b = b.function("fresh_state")()
+            descriptors = b.function("descriptors")()
+        finally:
+            b.close()
+    finally:
+        a.close()
+    c = _box(limits)  # after A is gone
+    try:
+        assert c.process.proc.template is origin
+        seen_in_c = c.function("look")()
+    finally:
+        c.close()
+    # the control: the probe sees in A all that A did
+    assert {"/sandbox/left-by-a", "/tmp/left-by-a", "/sandbox/.matplotlib/left-by-a"} <= set(seen_in_a["files"])
+    assert done["shared memory"] and done["library memory"], done
+    control = {name: value for name, value in seen_in_a.items() if name != "files"}
+    assert control == {**{name: True for name in control}, "library memory": done["library memory"]}, control
+    nothing = {name: ([] if name == "files" else False) for name in seen_in_a}
+    assert seen_in_b == nothing, "B (forked while A runs) sees what A left"
+    assert seen_in_c == nothing, "C (forked after A) sees what A left"
+    assert fresh_a[0] != fresh_b[0] and fresh_a[1] != fresh_b[1], "each fork draws its own random state"
+    others = {fd for fd, kind in descriptors.items() if kind != "socket"}
+    assert list(descriptors.values()).count("socket") == 1 and others <= {0, 1, 2}, descriptors
+
+
+def test_where_no_sandbox_can_be_forked_it_starts_cold(monkeypatch):
+    """A template that cannot fork a sandbox (here: no folder to build its root on) costs a warm start,
+    not the sandbox: it starts cold through bubblewrap, with the same bounds."""
+    monkeypatch.setattr(template, "BASES", ("/no-such-folder-for-a-root",))
+    monkeypatch.setattr(template, "failures", [])
+    for attempt in range(template.MAX_FAILURES + 1):  # after MAX_FAILURES, no template is even asked
+        with Sandbox({}, preload=()) as box:
+            assert box.isolation.startswith("bubblewrap") and not box.isolation.startswith(process.WARM)
+            assert box.run_cell("import os\ndef uid():\n    return os.getuid()", "after") is None
+            assert box.function("uid")() == 65534
+        assert len(template.failures) == min(attempt + 1, template.MAX_FAILURES)
