@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 
+from ..errors import GraderError
 from . import isolation, protocol
 
 MAX_TEMPLATES = 2          # per grading process: a chapter's template and the previous one's
@@ -35,7 +36,7 @@ TEMPLATE = ("import sys; sys.path.insert(0, {!r}); import autograder.sandbox.ser
             "from autograder.sandbox.template_server import main; main()")
 
 
-class TemplateError(Exception):
+class TemplateError(GraderError):
     """No sandbox could be forked from the template (the grader then starts one cold)."""
 
 
