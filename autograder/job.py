@@ -172,7 +172,7 @@ def read_submission(task: dict) -> tuple[nbformat.NotebookNode | None, str | Non
                 return None, (f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 1024 ** 2} MB: "
                               "graded as the untouched release")
             f_text = data.decode("utf-8", errors="replace")
-        from .outputs import scrubbed
+        from .text import scrubbed
         submitted = nbformat.from_dict(scrubbed(nbformat.reads(f_text, as_version=4)))
         if not isinstance(submitted.get("cells"), list):
             raise ValueError("no cells")
@@ -238,8 +238,6 @@ def grade_submission(task: dict) -> SubmissionResult:
     result = SubmissionResult(
         task["student"], task["assignment"], task["notebook"], status, problems, runner.cell_errors,
         max(runner.starts - 1, 0), runner.isolation, verdicts, manual, nbformat.writes(notebook))
-    from . import outputs  # looked up at call time: the benchmarks time it
-    result.feedback_html = outputs.feedback_html(result)
     result.seconds = round(time.monotonic() - started, 3)
     return result
 

@@ -145,8 +145,8 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         from .classroom import _init_worker
+        from .feedback import verdict_output
         from .job import grade_submission
-        from .outputs import _checks_html, _checks_text
         from .preflight import no_sandbox_line
         from .result import CellVerdict
         from .sandbox.isolation import probe
@@ -192,8 +192,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 verdict = verdicts.get(gid) or CellVerdict(gid, points, 0.0, error="not graded by the grader")
                 score = min(max(float(verdict.score), 0.0), points)
                 cell.outputs = [
-                    nbformat.v4.new_output("display_data", data={"text/html": _checks_html(verdict),
-                                                                 "text/plain": _checks_text(verdict)}),
+                    verdict_output(verdict),
                     # nbgrader reads a test cell's result as its partial credit
                     nbformat.v4.new_output("execute_result", data={"text/plain": repr(score)}, execution_count=None),
                 ]

@@ -211,7 +211,7 @@ class SubmissionResult:
 
     def scrubbed(self) -> SubmissionResult:
         """A copy whose every string encodes as UTF-8 (lone surrogates written as ``\\udXXX``)."""
-        from .outputs import scrub, scrubbed
+        from .text import scrub, scrubbed
         copy = SubmissionResult.from_json(scrubbed(self.to_json(notebook=True, feedback=True)))
         copy.hand = {scrub(k): replace(h, comment=None if h.comment is None else scrub(h.comment))
                      for k, h in self.hand.items()}
