@@ -21,6 +21,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from dlcourse.vocabulary import points  # the words of a result have one home
+
 PLACEHOLDER = "YOUR ANSWER HERE"  # what the release hands out in a free-response cell
 
 
@@ -216,8 +218,3 @@ class SubmissionResult:
         copy.hand = {scrub(k): replace(h, comment=None if h.comment is None else scrub(h.comment))
                      for k, h in self.hand.items()}
         return copy
-
-
-def points(x: float) -> str:
-    """Points as people write them: 2, 0.5, 1.33."""
-    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"

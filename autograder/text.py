@@ -2,14 +2,15 @@
 
 Names, notebook text and messages may hold any code point. Lone surrogates (undecodable bytes of a file
 name, ``"\\ud800"`` in a notebook's JSON or an exception message) are written as ``\\udXXX`` text, never
-raised on (``scrub``); CSV cells that a spreadsheet would read as a formula are neutralised
-(``csv_cell``); markup for a browser goes through a whitelist sanitizer (``clean_html``), and plain text
-shown in a page is escaped (``verbatim``).
+raised on (``scrub``); a name or a message is one line in a log (``log_text``, ``folder_id``); CSV cells
+that a spreadsheet would read as a formula are neutralised (``csv_cell``); markup for a browser goes
+through a whitelist sanitizer (``clean_html``), and plain text shown in a page is escaped (``verbatim``).
 
 This module imports nothing of the grader: every layer may use it.
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from markupsafe import Markup, escape
@@ -36,6 +37,23 @@ def scrubbed(value: Any) -> Any:
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def log_text(text: str) -> str:
+    """``text`` on one line: control and format characters, line and paragraph separators and lone
+    surrogates written as ``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``..., so that a name or a message
+    cannot start a forged log line, move the cursor or reorder the text."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
+                   for ch in text)
+
+
+def folder_id(name: str) -> str:
+    """A file or folder name as the one-line text every output uses (student id, CSV, gradebook, feedback
+    folder, log): undecodable bytes as ``\\xNN`` (``os.fsdecode`` would make them lone surrogates, which no
+    output can encode), control and format characters escaped as in ``log_text``."""
+    return log_text(os.fsencode(name).decode("utf-8", "backslashreplace"))
 
 
 def csv_cell(value: Any) -> Any:

@@ -401,7 +401,7 @@ def test_csv_cells_never_start_a_formula(graded):
 
 def test_names_cannot_forge_log_lines(graded):
     """Finding 9: a folder name holding a newline and a fake record stays inside its own log line."""
-    from autograder.classroom import folder_id
+    from autograder.text import folder_id
     log = (graded.out / "grading.log").read_text(encoding="utf-8")
     record = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) ")
     lines = log.split("\n")

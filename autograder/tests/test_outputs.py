@@ -15,7 +15,7 @@ import re
 import nbformat
 import pytest
 
-from autograder.classroom import OneLineFormatter, discover, folder_id, log_text
+from autograder.classroom import OneLineFormatter, discover
 from autograder.course import chapters, grade_id, read, release_path, role
 from autograder.feedback import feedback_html, feedback_notebook, html_page, whole_page
 from autograder.job import read_submission
@@ -24,7 +24,7 @@ from autograder.result import CellVerdict, Check, ManualAnswer, SubmissionResult
 from autograder.sanitize import sanitize
 from autograder.submissions import Link, Renamed, reference, untouched, write_class
 from autograder.tests import cases
-from autograder.text import FORMULA_STARTS, clean_html, csv_cell, scrub, scrubbed
+from autograder.text import FORMULA_STARTS, clean_html, csv_cell, folder_id, log_text, scrub, scrubbed
 
 CHAPTER = chapters()[0]
 RUNS_SCRIPT = re.compile(r"<[a-z][^>]*\son[a-z]+\s*=|<script(?![^>]*\bsrc=\"https://cdnjs)(?![^>]*type=\"(module|"
