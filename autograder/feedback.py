@@ -187,7 +187,8 @@ def whole_page(nb: nbformat.NotebookNode) -> str:
 _MARK = f"dlcourse-cell-{secrets.token_hex(16)}"
 # Where a code cell's outputs begin (nbconvert's lab template): a test cell's code is the same for every
 # student, its verdict is not, so the two are rendered (and kept) apart. A student's text cannot hold this
-# string as markup: a code cell's text is highlighted and escaped, and the outputs come after it.
+# string as markup: a code cell's text is highlighted and escaped, and the outputs come after it (a piece
+# where it is not found exactly once is not used: the page is rendered whole).
 _OUTPUTS = '<div class="jp-Cell-outputWrapper">'
 _ANY_OUTPUT = nbformat.v4.new_output("display_data", data={"text/plain": "-"})
 CACHED_PIECES = 4096  # pieces kept rendered: every cell of the course, and a class's worth of answers
