@@ -9,7 +9,8 @@ check its description and message. Hidden checks show their description and
 message only, never their code: the grader's result holds nothing else.
 ``--json`` prints the grader's result instead (``SubmissionResult.to_json``:
 without the graded notebook, with its ``totals`` and ``notes``), for
-``dlcourse.selfcheck.check_my_work`` in the student's kernel.
+``dlcourse.selfcheck.check_my_work`` in the student's kernel, which draws its own
+table. No feedback page is made: nobody would read it here.
 
 Exit status: 0 when the notebook was checked (whatever its score), 2 when it
 could not be (no such file, not a chapter of this course).
@@ -23,12 +24,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from dlcourse.testing import NOT_WRITTEN as NOT_IMPLEMENTED  # one wording, as the kernel shows it
+from dlcourse import vocabulary
 
 from .course import SOLUTIONS, chapters, source_path
 from .errors import SelfCheckError
 from .job import grade_submission
-from .result import CellStatus, SubmissionResult, points
+from .result import SubmissionResult
 from .sandbox.isolation import probe
 from .sandbox.limits import Limits
 from .task import Task
@@ -102,50 +103,24 @@ def check(path, limits: Limits = Limits()) -> SubmissionResult:
     return result
 
 
-def friendly(message: str | None) -> str:
-    if not message:
-        return ""
-    if message.strip() == "NotImplementedError":
-        return NOT_IMPLEMENTED
-    return message
-
-
-def exercise_name(grade_id: str) -> str:
-    return grade_id[5:] if grade_id.startswith("test_") else grade_id
-
-
 def format_table(result: SubmissionResult, path: str = "", width: int = 100) -> str:
-    wrap = lambda text, indent: textwrap.fill(text, width, initial_indent=indent,  # noqa: E731
-                                              subsequent_indent=indent + "    ")
+    """The self-check as text: one row per exercise (``dlcourse.vocabulary``, as the kernel's table words it),
+    each failing check under it, the total and the notes."""
+    wire = result.to_json(summary=True)
+    rows, total = vocabulary.rows(wire), vocabulary.totals(wire)
     lines = [f"Self-check of {result.assignment}" + (f" ({path})" if path else ""),
              "This checks the notebook as saved on disk: save it first (Ctrl+S).", ""]
-    name_width = max([len(exercise_name(c.grade_id)) for c in result.cells] + [8])
-    lines.append(f"{'exercise':<{name_width}}  {'score':>9}  checks passed")
-    lines.append("-" * min(width, name_width + 30))
-    for cell in result.cells:
-        mark = "ok" if cell.full else "  "
-        lines.append(f"{exercise_name(cell.grade_id):<{name_width}}  "
-                     f"{points(cell.score) + '/' + points(cell.points):>9}  "
-                     f"{cell.passed}/{len(cell.checks)} {mark}".rstrip())
-        for c in cell.checks:
-            if not c.passed:
-                kind = "hidden check" if c.hidden else "check"
-                text = f"✗ {kind}: {c.description}"
-                if c.message:
-                    text += f" — {friendly(c.message)}"
-                lines.append(wrap(text, "    "))
-        if cell.error:
-            lines.append(wrap(f"✗ the test cell stopped: {friendly(cell.error)}", "    "))
-        elif cell.status != CellStatus.OK:
-            lines.append(wrap(f"✗ {cell.status}", "    "))
-    totals = result.totals()
-    lines.append("-" * min(width, name_width + 30))
-    lines.append(f"{'total':<{name_width}}  {points(totals.auto_score) + '/' + points(totals.auto_points):>9}")
-    if totals.manual_points:
-        lines.append(f"(plus {points(totals.manual_points)} points of written answers, graded by hand)")
-    extra = result.notes()
-    if extra:
-        lines += ["", "Notes:"] + [wrap(f"- {n}", "  ") for n in extra]
+    name_width = max([len(row["exercise"]) for row in rows] + [8])
+    rule = "-" * min(width, name_width + 30)
+    lines += [f"{'exercise':<{name_width}}  {'score':>9}  checks passed", rule]
+    for row in rows:
+        lines += vocabulary.text_row(row, name_width, width)
+    lines += [rule, f"{'total':<{name_width}}  {total['score']:>9}"]
+    if total["manual"]:
+        lines.append(f"({total['manual']})")
+    if wire["notes"]:
+        lines += ["", "Notes:"] + [textwrap.fill(f"- {n}", width, initial_indent="  ", subsequent_indent="      ")
+                                   for n in wire["notes"]]
     return "\n".join(lines)
 
 
@@ -165,7 +140,7 @@ def run(notebook: str, as_json: bool = False, limits: Limits = Limits()) -> int:
             print(f"check: {exc}", file=sys.stderr)
         return 2
     if as_json:
-        print(json.dumps(result.to_json(feedback=True, summary=True), indent=1))
+        print(json.dumps(result.to_json(summary=True), indent=1))
     else:
         print(format_table(result, notebook))
     return 0

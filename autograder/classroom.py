@@ -32,18 +32,9 @@ from .result import Outcome, SubmissionResult
 from .sandbox import cgroups
 from .sandbox.limits import Limits
 from .task import Task
+from .text import folder_id, log_text
 
 log = logging.getLogger("autograder")
-
-
-def log_text(text: str) -> str:
-    """``text`` on one line: control and format characters, line and paragraph separators and lone
-    surrogates written as ``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``..., so that a name or a message
-    cannot start a forged log line, move the cursor or reorder the text."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode("ascii")
-                   for ch in text)
 
 
 class OneLineFormatter(logging.Formatter):
@@ -51,13 +42,6 @@ class OneLineFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return log_text(super().format(record))
-
-
-def folder_id(name: str) -> str:
-    """A file or folder name as the one-line text every output uses (student id, CSV, gradebook, feedback
-    folder, log): undecodable bytes as ``\\xNN`` (``os.fsdecode`` would make them lone surrogates, which no
-    output can encode), control and format characters escaped as in ``log_text``."""
-    return log_text(os.fsencode(name).decode("utf-8", "backslashreplace"))
 
 
 def _entries(folder) -> list[os.DirEntry]:

@@ -17,7 +17,6 @@ import time
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
-from . import outputs
 from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
 from .sandbox.client import Sandbox, SandboxError
@@ -283,8 +282,6 @@ def grade_submission(task: Task) -> SubmissionResult:
     result = SubmissionResult(
         task.student, task.assignment, task.notebook, status, problems, runner.cell_errors,
         max(runner.starts - 1, 0), runner.isolation, verdicts, manual, nbformat.writes(notebook))
-    with runner.clock.phase("feedback"):
-        result.feedback_html = outputs.feedback_html(result)
     result.seconds = round(time.monotonic() - started, 3)
     runner.clock.add("total", result.seconds)
     result.timings = runner.clock.rounded()

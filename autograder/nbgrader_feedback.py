@@ -1,7 +1,7 @@
 """``nbgrader generate_feedback`` writes the course's feedback page, not nbgrader's.
 
-The page is the one ``make grade`` writes (``autograder.outputs``): the course's summary template at the
-top, student markdown through the course's whitelist sanitizer (``outputs.clean_html``), the grader's
+The page is the one ``make grade`` writes (``autograder.feedback``): the course's summary template at the
+top, student markdown through the course's whitelist sanitizer (``text.clean_html``), the grader's
 tables of checks, and the same Content-Security-Policy (only the template's own scripts run): a
 ``<script>`` or ``<iframe srcdoc=...>`` in a student's answer is never live. Scores are the gradebook's
 (hand grades included, with the grader's comments next to the answers they grade).
@@ -11,10 +11,14 @@ tables of checks, and the same Content-Security-Policy (only the template's own 
 """
 from __future__ import annotations
 
+import nbformat
 from nbconvert.exporters import Exporter
 from nbgrader.preprocessors import GetGrades, NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import default
+
+from .feedback import hand_grade_cell, html_page, summary_markdown
+from .result import HandGrade, SubmissionResult
 
 METADATA = "dlcourse"  # set by nbgrader_plugin.SandboxedExecute: the grader's result for this notebook
 
@@ -24,8 +28,6 @@ class CourseSummary(NbGraderPreprocessor):
     and each hand-graded answer followed by its score and the grader's comment, escaped."""
 
     def preprocess(self, nb, resources):
-        from . import outputs
-        from .result import SubmissionResult
         stored = (nb.metadata.pop(METADATA, None) or {}).get("result")
         info = resources.get("nbgrader") or {}
         result = SubmissionResult.from_json(stored) if isinstance(stored, dict) else SubmissionResult(
@@ -41,20 +43,18 @@ class CourseSummary(NbGraderPreprocessor):
             meta = cell.metadata.get("nbgrader", {})
             if is_solution(cell) and is_grade(cell) and cell.cell_type == "markdown":
                 cells.append(_marginal(meta))
-        import nbformat
-        nb.cells = [nbformat.v4.new_markdown_cell(outputs.summary_markdown(result.scrubbed())), *cells]
+        nb.cells = [nbformat.v4.new_markdown_cell(summary_markdown(result.scrubbed())), *cells]
         return nb, resources
 
 
 def _marginal(meta):
-    from .outputs import hand_grade_cell
-    from .result import HandGrade
     score = None if meta.get("score") is None else float(meta["score"])
     return hand_grade_cell(HandGrade(score=score, comment=meta.get("comment")), float(meta.get("points", 0)))
 
 
 class CourseFeedbackExporter(Exporter):
-    """The course's HTML page (``outputs.html_page``) after nbgrader's feedback preprocessors."""
+    """The course's HTML page (``feedback.html_page``) after nbgrader's feedback preprocessors: each chapter's
+    prose and given cells rendered once for all the students of one ``generate_feedback``."""
 
     output_mimetype = "text/html"
 
@@ -63,7 +63,6 @@ class CourseFeedbackExporter(Exporter):
         return ".html"
 
     def from_notebook_node(self, nb, resources=None, **kw):
-        from .outputs import html_page
         nb_copy, resources = super().from_notebook_node(nb, resources, **kw)  # runs the preprocessors
         return html_page(nb_copy), resources
 

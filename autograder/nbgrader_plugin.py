@@ -64,9 +64,9 @@ from traitlets import Bool, Dict, List, TraitError, validate
 
 from .course import chapters, grade_id, read, release_path, role, split_hidden
 from .errors import EnvironmentProblem
+from .feedback import verdict_output
 from .job import grade_submission, prepare_worker, read_submission
 from .nbgrader_feedback import configure as use_the_course_feedback
-from .outputs import _checks_html, _checks_text
 from .preflight import check, sandbox_or_refusal
 from .result import CellVerdict
 from .sandbox.limits import Limits
@@ -193,8 +193,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 verdict = verdicts.get(gid) or CellVerdict(gid, points, 0.0, error="not graded by the grader")
                 score = min(max(float(verdict.score), 0.0), points)
                 cell.outputs = [
-                    nbformat.v4.new_output("display_data", data={"text/html": _checks_html(verdict),
-                                                                 "text/plain": _checks_text(verdict)}),
+                    verdict_output(verdict),
                     # nbgrader reads a test cell's result as its partial credit
                     nbformat.v4.new_output("execute_result", data={"text/plain": repr(score)}, execution_count=None),
                 ]

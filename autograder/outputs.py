@@ -1,19 +1,16 @@
 """What a grading run leaves in OUT: gradebook, autograded notebooks, feedback, CSVs, report.
 
-Feedback shows each check's description and message in words. It never holds a
-hidden test's source (test cells are shown with their public part only) nor
-anything the student's process printed; text from the student is escaped.
+Feedback pages are ``feedback``'s: each check's description and message in words, never a hidden
+test's source (test cells are shown with their public part only) nor anything the student's process
+printed; text from the student is escaped. They are made here, in the instructor's process, once all
+results are back: each chapter's prose and given cells are rendered once for the whole class.
 
-Any input is data: names, notebook text and messages may hold any code point.
-Lone surrogates (undecodable bytes of a file name, ``"\\ud800"`` in a notebook's JSON
-or an exception message) are written as ``\\udXXX`` text, never raised on;
-CSV cells that a spreadsheet would read as a formula are neutralised; the
-feedback's markup goes through a whitelist sanitizer (``clean_html``).
+Any input is data (``text``): lone surrogates are written as ``\\udXXX`` text, never raised on;
+CSV cells that a spreadsheet would read as a formula are neutralised.
 """
 from __future__ import annotations
 
 import contextlib
-import copy
 import csv
 import datetime
 import json
@@ -21,14 +18,13 @@ import os
 import tempfile
 import warnings
 from pathlib import Path
-from typing import Any
 
 import nbformat
-from markupsafe import Markup
 
-from .course import ROOT, chapters, grade_id, role, split_hidden
-from .result import CellVerdict, HandGrade, SubmissionResult
-from .text import scrub, scrubbed, template, verbatim  # noqa: F401 - the page helpers, re-exported
+from .course import ROOT, chapters
+from .feedback import autograded_notebook, feedback_html
+from .result import SubmissionResult
+from .text import csv_cell, scrub
 
 NBGRADER_CONFIG = '''"""Open this grading run in the formgrader: `cd {out} && jupyter lab` (Nbgrader > Formgrader),
 grade the free-response answers by hand, then `make feedback OUT={out}`: feedback pages, CSVs and report anew,
@@ -43,172 +39,9 @@ use_the_sandboxed_grader(c)
 '''
 
 
-# ------------------------------------------------------------------ any input is data
-
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: Any) -> Any:
-    """A CSV cell a spreadsheet shows as text: one that would start a formula gets a leading quote (OWASP)."""
-    if isinstance(value, str):
-        value = scrub(value)
-        if value.startswith(FORMULA_STARTS):
-            return "'" + value
-    return value
-
-
 def _write_csv(path: Path, rows: list[list]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([[csv_cell(v) for v in row] for row in rows])
-
-
-# Markup allowed in feedback: what markdown and the grader's own tables produce, nothing that runs.
-SAFE_TAGS = frozenset({
-    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
-    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "kbd", "li", "ol", "p", "pre", "s", "samp", "span",
-    "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul"})
-_HEADING = ["id"]
-SAFE_ATTRIBUTES = {
-    "a": ["href", "title", "class"], "abbr": ["title"], "div": ["class"], "span": ["class"], "pre": ["class"],
-    "code": ["class"], "td": ["style", "colspan", "rowspan"], "th": ["style", "colspan", "rowspan"],
-    "ol": ["start"], **{f"h{i}": _HEADING for i in range(1, 7)}}
-SAFE_PROTOCOLS = ("http", "https", "mailto")
-_CLEANER = []
-
-
-def clean_html(text) -> str:
-    """Sanitize markup for the feedback: whitelisted tags, no attribute or URL that runs script, no style
-    but text alignment. Other tags are dropped (their text stays, escaped), comments too."""
-    if not _CLEANER:
-        import bleach
-        from bleach.css_sanitizer import CSSSanitizer
-        _CLEANER.append(bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS,
-                                       strip=True, strip_comments=True,
-                                       css_sanitizer=CSSSanitizer(allowed_css_properties=["text-align"])))
-    text = text.decode("utf-8", "replace") if isinstance(text, bytes) else str(text)
-    return _CLEANER[0].clean(scrub(text))
-
-
-# ------------------------------------------------------------------ templates (autograder/templates/)
-
-def hand_grade_cell(hand: HandGrade, points: float | None = None) -> nbformat.NotebookNode:
-    """The markdown cell put under a hand-graded cell of a feedback page (both doors): the grader's comment,
-    and with ``points`` the hand score too."""
-    return nbformat.v4.new_markdown_cell(_one_block(template("feedback_comment.html.j2").render(
-        hand=hand, points=points)))
-
-
-def _one_block(markup: str) -> str:
-    """A template's output as one line: a raw HTML block of markdown ends at a blank line. Text from the
-    submission holds no line break by then (``verbatim`` writes ``<br>``): every one left is the template's."""
-    return markup.replace("\n", "")
-
-
-def _checks_html(cell: CellVerdict) -> str:
-    return _one_block(template("feedback_checks.html.j2").render(cell=cell))
-
-
-def _checks_text(cell: CellVerdict) -> str:
-    lines = [f"{cell.grade_id}: {cell.score:g} / {cell.points:g}"]
-    if cell.error:
-        lines.append(f"  {cell.error}")
-    for check in cell.checks:
-        lines.append(f"  {'PASS' if check.passed else 'FAIL'} {check.description}"
-                     + ("" if check.passed else f": {check.message}"))
-    return "\n".join(lines)
-
-
-def autograded_notebook(result: SubmissionResult) -> nbformat.NotebookNode | None:
-    """The graded notebook: the student's cells, test cells with their public part and the verdicts."""
-    if not result.notebook_json:
-        return None
-    nb = nbformat.reads(result.notebook_json, as_version=4)
-    verdicts = {c.grade_id: c for c in result.cells}
-    for cell in nb.cells:
-        if role(cell) == "tests":
-            public, _ = split_hidden(cell.source)
-            cell.source = public.rstrip() + "\n# (hidden checks of this cell ran in the grader)"
-            verdict = verdicts.get(grade_id(cell))
-            if verdict:
-                cell.outputs = [nbformat.v4.new_output("display_data", data={
-                    "text/html": _checks_html(verdict), "text/plain": _checks_text(verdict)})]
-    return nb
-
-
-def summary_markdown(result: SubmissionResult) -> str:
-    """The summary at the top of the feedback: one raw HTML block (valid markdown, never read as markdown or
-    math), every text from the submission escaped."""
-    totals = result.totals()
-    return _one_block(template("feedback_summary.html.j2").render(result=result, total=totals.score,
-                                                                 maximum=totals.maximum))
-
-
-_EXPORTER = []
-
-
-def _exporter():
-    """nbconvert's HTML exporter, its ``clean_html`` filter replaced by ours.
-
-    With ``sanitize_html`` nbconvert escapes every tag outside a short list (so headings and
-    paragraphs showed as literal ``<h1 ...>`` and ``<p>``); ours renders markdown, tables and
-    code and still drops whatever could run (scripts, event handlers, ``javascript:`` links,
-    styles, iframes, forms). Math stays TeX text, typeset by MathJax (its Safe extension on).
-    """
-    if not _EXPORTER:  # building the exporter (templates, filters) costs more than using it
-        from nbconvert import HTMLExporter
-        exporter = HTMLExporter(sanitize_html=True, exclude_input_prompt=True, exclude_output_prompt=True)
-        exporter.register_filter("clean_html", clean_html)
-        _EXPORTER.append(exporter)
-        _EXPORTER.append(content_security_policy(exporter.from_notebook_node(nbformat.v4.new_notebook())[0]))
-    return _EXPORTER[0]
-
-
-def content_security_policy(template_page: str) -> str:
-    """A second line behind the sanitizer: the page runs only the template's own scripts.
-
-    Scripts load only from the origins the template names (MathJax, require.js); inline scripts
-    run only if they hash to one of the template's own; so an event handler, ``javascript:`` link
-    or ``<script>`` that got past ``clean_html`` would still not run. ``'unsafe-eval'`` is for
-    MathJax 2, which evaluates its configuration block. No plugins, frames, forms or ``<base>``."""
-    import base64
-    import hashlib
-    import re
-    from urllib.parse import urlparse
-    origins, hashes = set(), set()
-    for attrs, body in re.findall(r"<script([^>]*)>(.*?)</script>", template_page, re.S):
-        src = re.search(r'src="([^"]+)"', attrs)
-        if src:
-            url = urlparse(src.group(1))
-            origins.add(f"{url.scheme}://{url.netloc}")
-            continue
-        kind = re.search(r'type="([^"]*)"', attrs)
-        if kind is None or kind.group(1) in ("module", "text/javascript", "application/javascript"):
-            digest = base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode()
-            hashes.add(f"'sha256-{digest}'")
-    return (f"script-src {' '.join(sorted(origins | hashes))} 'unsafe-eval'; object-src 'none'; "
-            "frame-src 'none'; base-uri 'none'; form-action 'none'")
-
-
-def html_page(nb: nbformat.NotebookNode) -> str:
-    """A notebook as the feedback's page: nbconvert's HTML, markup through ``clean_html``, the CSP.
-    (``nbgrader generate_feedback`` writes its pages with it: autograder/nbgrader_feedback.py.)"""
-    body, _ = _exporter().from_notebook_node(nb)
-    policy = Markup('<meta http-equiv="Content-Security-Policy" content="{}">').format(_EXPORTER[1])
-    return scrub(body.replace("<head>", "<head>" + str(policy), 1))
-
-
-def feedback_html(result: SubmissionResult, graded: nbformat.NotebookNode | None = None) -> str:
-    """The feedback page of one submission: the summary, then the graded notebook (nbconvert's HTML), each
-    comment from the formgrader under its cell. ``graded``: the graded notebook as OUT/autograded holds it
-    (made from the result's own notebook when not given)."""
-    result = result.scrubbed()
-    nb = copy.deepcopy(graded) if graded is not None else autograded_notebook(result) or nbformat.v4.new_notebook()
-    for index in reversed(range(len(nb.cells))):
-        hand = result.hand.get(grade_id(nb.cells[index]) or "")
-        if hand is not None and hand.comment:
-            nb.cells.insert(index + 1, hand_grade_cell(hand))
-    nb.cells.insert(0, nbformat.v4.new_markdown_cell(summary_markdown(result)))
-    return html_page(nb)
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:
@@ -396,15 +229,15 @@ def write_outputs(out: Path, results: list[SubmissionResult], elapsed: float, *,
                "hand_grades_kept": 0 if reset_hand_grades else len(before.hand.grades) - len(lost),
                "answer_changed": sorted(f"{s}/{a}" for s, a in ours)}
         (out / RUN).write_text(json.dumps(run, indent=1), encoding="utf-8")
-        publish(out, {(r.student, r.assignment): r for r in results})
+        publish(out)
     return run
 
 
-def publish(out: Path, fresh: dict | None = None) -> tuple[int, int]:
+def publish(out: Path) -> tuple[int, int]:
     """The CSVs, every feedback page and the report, from what OUT holds: the gradebook (with the hand
-    grades and comments of the formgrader), the results and the graded notebooks. ``make feedback`` and
-    ``make export`` run it after grading by hand; ``fresh``: pages this run made already (used where no
-    hand grade or comment changes them). Returns (submissions, graded cells) as in grades.csv/tests.csv."""
+    grades and comments of the formgrader), the results and the graded notebooks. ``make grade`` runs it
+    last, ``make feedback`` and ``make export`` after grading by hand; a page made from the same result,
+    hand grades and notebook is kept. Returns (submissions, graded cells) as in grades.csv/tests.csv."""
     from . import regrade
     from .report import write_report
     with private_files():
@@ -419,14 +252,10 @@ def publish(out: Path, fresh: dict | None = None) -> tuple[int, int]:
         for key, r in results.items():
             path = out / "feedback" / r.student / r.assignment / f"{r.assignment}.html"
             name, inputs = f"{r.student}/{r.assignment}", _page_inputs(r, notebooks.get(key))
-            page = (fresh or {}).get(key)
-            if page is not None and page.feedback_html and not r.hand:
-                page = page.feedback_html
-            elif made.get(name) == inputs and path.is_file():
+            if made.get(name) == inputs and path.is_file():
                 continue  # made from the same result, hand grades and notebook already
-            else:
-                graded = nbformat.read(str(notebooks[key]), as_version=4) if key in notebooks else None
-                page = feedback_html(r, graded)
+            graded = nbformat.read(str(notebooks[key]), as_version=4) if key in notebooks else None
+            page = feedback_html(r, graded)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(scrub(page), encoding="utf-8")
             made[name] = inputs

@@ -6,8 +6,10 @@ import collections
 import io
 from pathlib import Path
 
+from dlcourse.vocabulary import not_written
+
+from .feedback import template
 from .result import SubmissionResult
-from .text import template
 
 
 def _png(fig) -> str:
@@ -19,16 +21,9 @@ def _png(fig) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def _not_implemented() -> str:
-    """The message of a check on a function still raising NotImplementedError (a blank submission)."""
-    from dlcourse.testing import describe
-    return describe(NotImplementedError())
-
-
 def hardest_checks(results: list[SubmissionResult], limit: int = 20) -> list[dict]:
     """Hidden checks that fail most, one row per check, counted over the submissions that attempted it:
     a check that failed as "not implemented yet" is counted apart (a blank, not a wrong answer)."""
-    blank = _not_implemented()
     rows: dict[tuple, dict] = {}
     for r in results:
         for cell in r.cells:
@@ -38,7 +33,7 @@ def hardest_checks(results: list[SubmissionResult], limit: int = 20) -> list[dic
                 row = rows.setdefault((r.assignment, cell.grade_id, check.description), {
                     "chapter": r.assignment, "cell": cell.grade_id, "check": check.description, "failed": 0,
                     "attempted": 0, "blank": 0, "messages": collections.Counter()})
-                if not check.passed and (check.message or "").startswith(blank):
+                if not check.passed and not_written(check.message):
                     row["blank"] += 1
                     continue
                 row["attempted"] += 1

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
+from dlcourse.vocabulary import points  # the words of a result have one home
+
 from .task import Task
 from .text import scrub, scrubbed
 
@@ -34,7 +36,6 @@ TIMINGS = {
     "cells": "the notebook's code cells (given, answers, scratch) running in the sandbox",
     "checks": "the test cells: the trusted side and the calls into the sandbox",
     "checks_in_sandbox": "of which waiting for the sandbox: the student's functions and the drivers running",
-    "feedback": "rendering the feedback page",
     "total": "the whole job, as SubmissionResult.seconds",
 }
 
@@ -249,8 +250,3 @@ class SubmissionResult:
         copy.hand = {scrub(k): replace(h, comment=None if h.comment is None else scrub(h.comment))
                      for k, h in self.hand.items()}
         return copy
-
-
-def points(x: float) -> str:
-    """Points as people write them: 2, 0.5, 1.33."""
-    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"

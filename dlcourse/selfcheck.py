@@ -24,7 +24,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from .testing import NOT_WRITTEN as NOT_IMPLEMENTED  # one wording, as the kernel shows it
+from . import vocabulary
 
 __all__ = ["check_my_work", "check_button", "notebook_path", "render_html"]
 
@@ -64,16 +64,6 @@ def notebook_path() -> Path | None:
     return None
 
 
-def _friendly(message) -> str:
-    if not message:
-        return ""
-    return NOT_IMPLEMENTED if str(message).strip() == "NotImplementedError" else str(message)
-
-
-def _points(x: float) -> str:
-    return f"{x:g}" if abs(x - round(x)) < 1e-9 else f"{x:.2f}"
-
-
 _TEMPLATE = []
 
 
@@ -83,8 +73,6 @@ def _render(**context) -> str:
         import jinja2
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
-        env.filters.update(friendly=_friendly, points=_points,
-                           exercise=lambda gid: gid[5:] if str(gid).startswith("test_") else str(gid))
         _TEMPLATE.append(env.get_template("selfcheck.html.j2"))
     return _TEMPLATE[0].render(**context)
 
@@ -96,7 +84,8 @@ def _notice(text, warning: bool = False) -> str:
 
 def render_html(result: dict, path=None) -> str:
     """The grader's result (the JSON of ``python -m autograder check --json``) as an HTML table, every
-    text escaped. Totals and notes are the grader's (``totals``, ``notes``), not computed here again."""
+    text escaped: the rows and words of ``vocabulary`` (the command line's table has the same), totals
+    and notes the grader's (``totals``, ``notes``), not computed here again."""
     if "error" in result:
         return _notice(str(result["error"]), warning=True)
     name = saved = None
@@ -104,8 +93,8 @@ def render_html(result: dict, path=None) -> str:
         name = Path(path).name
         saved = time.strftime("%H:%M:%S", time.localtime(Path(path).stat().st_mtime)) \
             if Path(path).is_file() else "?"
-    totals = {"score": 0.0, "points": 0.0, "manual_points": 0.0, **(result.get("totals") or {})}
-    return _render(result=result, totals=totals, name=name, saved=saved, warning=False)
+    return _render(result=result, rows=vocabulary.rows(result), totals=vocabulary.totals(result), name=name,
+                   saved=saved, warning=False)
 
 
 class _Display:

@@ -34,6 +34,8 @@ import textwrap
 
 import numpy as np
 
+from .vocabulary import NOT_WRITTEN  # the wording of results has one home
+
 __all__ = [
     "check", "assert_close", "assert_equal", "assert_shape", "assert_unchanged",
     "assert_type", "from_scratch", "line_budget", "in_student_process", "CheckFailed",
@@ -48,7 +50,6 @@ _recorder = None
 _monitors: list[tuple[str, object]] = []
 
 
-NOT_WRITTEN = "not written yet (the function still raises NotImplementedError)"
 WIDTH = 78  # columns of a failure's lines: nbgrader's Validate cuts lines past 87 (its width 90, less 3)
 
 

@@ -1,6 +1,6 @@
 """The feedback a student receives, opened in a real (headless) Chromium (issue 11, finding 10).
 
-One feedback page is generated the way the grader writes it (``autograder.outputs.feedback_html``)
+One feedback page is generated the way the grader writes it (``autograder.feedback.feedback_html``)
 for a submission whose scratch markdown, free-response answers and exception messages carry
 markup and script (``autograder.tests.cases.xss_notebook``). In the browser: headings,
 paragraphs, tables and code render (no literal ``<h1``, ``<p>`` or ``</`` in the page's text,
@@ -42,7 +42,7 @@ def _unavailable(reason: str):
 
 @pytest.fixture(scope="module")
 def feedback_page(tmp_path_factory) -> Path:
-    from autograder.outputs import feedback_html
+    from autograder.feedback import feedback_html
     from autograder.tests import cases
     from autograder.tests.test_outputs import fake_result
     chapter = cases._hostile_chapter()

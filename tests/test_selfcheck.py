@@ -124,7 +124,7 @@ def test_untouched_shows_failures_with_descriptions(tables, hidden, results):
 def test_json_is_the_result_without_the_notebook(results, hidden):
     for kind in ("reference", "untouched"):
         result = results[kind]
-        assert "notebook_json" not in result
+        assert "notebook_json" not in result and "feedback_html" not in result  # no page where nobody reads it
         assert result["assignment"] == CHAPTER and result["student"] == "you"
         assert result["status"] == "graded" and result["cells"]
         assert_no_hidden_source(json.dumps(result, ensure_ascii=False), hidden)

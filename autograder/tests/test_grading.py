@@ -28,7 +28,7 @@ LIMITS = {"cell_seconds": 40, "notebook_seconds": 120}  # the longest honest cel
 
 def _unquoted(cell: str) -> str:
     """A student id as on disk: the CSVs write ``=1+1`` as ``'=1+1`` (a spreadsheet must not run it)."""
-    from autograder.outputs import FORMULA_STARTS
+    from autograder.text import FORMULA_STARTS
     return cell[1:] if cell.startswith("'") and cell[1:].startswith(FORMULA_STARTS) else cell
 
 
@@ -389,7 +389,7 @@ def test_lone_surrogates_never_crash_an_output(graded):
 
 def test_csv_cells_never_start_a_formula(graded):
     """Finding 9: a folder named like a formula is written as text in grades.csv and tests.csv."""
-    from autograder.outputs import FORMULA_STARTS
+    from autograder.text import FORMULA_STARTS
     for name in ("grades.csv", "tests.csv"):
         with open(graded.out / name, encoding="utf-8", newline="") as f:
             rows = list(csv.reader(f))
@@ -401,7 +401,7 @@ def test_csv_cells_never_start_a_formula(graded):
 
 def test_names_cannot_forge_log_lines(graded):
     """Finding 9: a folder name holding a newline and a fake record stays inside its own log line."""
-    from autograder.classroom import folder_id
+    from autograder.text import folder_id
     log = (graded.out / "grading.log").read_text(encoding="utf-8")
     record = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (INFO|WARNING|ERROR) ")
     lines = log.split("\n")

@@ -15,15 +15,17 @@ import re
 import nbformat
 import pytest
 
-from autograder.classroom import OneLineFormatter, discover, folder_id, log_text
+from autograder.classroom import OneLineFormatter, discover
 from autograder.course import chapters, grade_id, read, release_path, role
+from autograder.feedback import feedback_html, feedback_notebook, html_page, whole_page
 from autograder.job import read_submission
-from autograder.outputs import FORMULA_STARTS, clean_html, csv_cell, feedback_html, scrub, scrubbed, write_outputs
+from autograder.outputs import write_outputs
 from autograder.result import CellVerdict, Check, ManualAnswer, SubmissionResult
 from autograder.sanitize import sanitize
 from autograder.submissions import Link, Renamed, reference, untouched, write_class
 from autograder.task import Task
 from autograder.tests import cases
+from autograder.text import FORMULA_STARTS, clean_html, csv_cell, folder_id, log_text, scrub, scrubbed
 
 CHAPTER = chapters()[0]
 RUNS_SCRIPT = re.compile(r"<[a-z][^>]*\son[a-z]+\s*=|<script(?![^>]*\bsrc=\"https://cdnjs)(?![^>]*type=\"(module|"
@@ -76,8 +78,6 @@ def test_write_outputs_survives_every_hostile_name_and_message(tmp_path):
     names = ["plain", "bob\\xff", "=1+1", "-1+1", "@SUM(1;1)", "+1", "\tTAB", "eve\\r\\nforged"]
     results = [fake_result(untouched(CHAPTER), student=name, message="boom \ud800 <script>x</script>")
                for name in names]
-    for r in results:  # as the jobs hand them back: a page made already (here a short one, with a surrogate)
-        r.feedback_html = "<p>page \udfff</p>"
     results.append(fake_result(untouched(CHAPTER), student="raw\udcff"))  # not escaped by discover: still fine
     write_outputs(tmp_path, results, 1.0)
     for name in ("grades.csv", "tests.csv", "report.html", "gradebook.db"):
@@ -92,7 +92,8 @@ def test_write_outputs_survives_every_hostile_name_and_message(tmp_path):
     with open(tmp_path / "tests.csv", encoding="utf-8") as f:
         assert not any(cell.startswith(FORMULA_STARTS) for row in csv.reader(f) for cell in row)
     assert (tmp_path / "feedback" / "raw\\udcff" / CHAPTER / f"{CHAPTER}.html").is_file()
-    assert (tmp_path / "feedback" / "=1+1" / CHAPTER / f"{CHAPTER}.html").read_text() == "<p>page \\udfff</p>"
+    page = (tmp_path / "feedback" / "eve\\r\\nforged" / CHAPTER / f"{CHAPTER}.html").read_text(encoding="utf-8")
+    assert "eve\\r\\nforged" in page and "boom \\ud800 &lt;script&gt;" in page and not RUNS_SCRIPT.search(page)
     assert "boom \\ud800" in (tmp_path / "report.html").read_text(encoding="utf-8")
 
 
@@ -208,6 +209,28 @@ def test_feedback_renders_markdown_and_runs_nothing_a_student_wrote():
     assert page.count("<head><meta http-equiv=\"Content-Security-Policy\" content=\"script-src ") == 1  # in <head>
     template_scripts = len(re.findall(r"<script", feedback_html(fake_result(untouched(CHAPTER)))))
     assert len(re.findall(r"<script", page)) == template_scripts
+
+
+def test_a_page_assembled_from_cells_rendered_before_is_the_whole_page():
+    """Issue 28, render what differs: each cell (a code cell's code and outputs apart) is rendered once per
+    process and a page is put together from the pieces; it is the page nbconvert renders in one piece, byte
+    for byte (two students, hostile markup, surrogates, a comment from the formgrader), and a classmate's
+    page renders only what differs."""
+    from autograder import feedback
+    from autograder.result import HandGrade
+    hostile = fake_result(cases.xss_notebook(CHAPTER), student="eve\udcff", message=cases.XSS_MESSAGE)
+    hostile.hand = {hostile.manual[0].grade_id: HandGrade(1.0, None, "see <b>me</b>\nafter class")}
+    results = [fake_result(reference(CHAPTER), student="ann"), hostile,
+               fake_result(reference(CHAPTER), student="cy", message="expected 4, got 5")]
+    for result in results:
+        nb = feedback_notebook(result)
+        before = dict(feedback.RENDERED)
+        page = html_page(nb)
+        assert page == whole_page(nb), result.student
+        rendered = feedback.RENDERED["rendered"] - before.get("rendered", 0)
+    # the last page shares all but the summary and the verdicts with the first: only those were rendered
+    assert rendered == 1 + len(result.cells), rendered
+    assert "see &lt;b&gt;me&lt;/b&gt;<br/>after class" in html_page(feedback_notebook(hostile))  # quoted, as text
 
 
 # ------------------------------------------------------------------ one result model

@@ -3,7 +3,8 @@
 A notebook's **overhead** is its job's wall time minus the time the notebook's own code spends in the
 sandbox: its code cells (given, answers, scratch) and the calls its test cells make into the sandbox (the
 student's functions, the drivers). What is left is the grader's: making the sandbox, its interpreter
-and preloaded libraries, reading and sanitizing, the trusted side of the checks, the feedback page.
+and preloaded libraries, reading and sanitizing, the trusted side of the checks (feedback pages are
+rendered once per class, outside the jobs).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections import defaultdict
 
 from ..common import median
 
-PHASES = ("sandbox_start", "preload", "cells", "checks", "checks_in_sandbox", "feedback")
+PHASES = ("sandbox_start", "preload", "cells", "checks", "checks_in_sandbox")
 
 
 def overhead(timings: dict) -> float | None:

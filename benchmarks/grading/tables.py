@@ -84,10 +84,10 @@ def report(data: dict) -> None:
           "notebook of this class")
 
     print("\nPhases per chapter (median seconds per notebook, SubmissionResult.timings)")
-    phases = ["sandbox_start", "preload", "cells", "checks", "checks_in_sandbox", "feedback"]
+    phases = ["sandbox_start", "preload", "cells", "checks", "checks_in_sandbox"]
     rows = [[chapter] + [fmt(e["phases"][p], 2) for p in phases] + [fmt(e["total"], 2)]
             for chapter, e in data["per_chapter"].items()]
-    print(table(rows, ["chapter", "start", "preload", "cells", "checks", "(in sandbox)", "feedback", "total"]))
+    print(table(rows, ["chapter", "start", "preload", "cells", "checks", "(in sandbox)", "total"]))
 
     differences = [d for e in (data.get("same_scores") or {}).values() for d in e["differences"]]
     for line in differences[:20]:
