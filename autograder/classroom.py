@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from .course import chapters
+from .course import chapters, grading_order
 from .errors import UsageError
 from .job import grade_submission, prepare_worker
 from .outputs import private_files, write_outputs
@@ -246,8 +246,7 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
 
     hard_limit = max(task.limits.notebook_seconds for task in tasks) + HARD_LIMIT_MARGIN
     context = multiprocessing.get_context("forkserver")
-    weight = {"ch04_cnn": 0, "ch11_diffusion": 1, "ch07_gnn": 2, "ch06_transformers": 3, "ch05_rnn": 4}  # slowest first
-    pending = sorted(range(len(tasks)), key=lambda i: weight.get(tasks[i].assignment, 9))
+    pending = sorted(range(len(tasks)), key=lambda i: grading_order(tasks[i].assignment))
     results: dict[int, SubmissionResult] = {}
     tries: dict[int, int] = {}
     workers = [_Worker(context) for _ in range(min(jobs, len(tasks)))]

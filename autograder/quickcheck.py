@@ -13,6 +13,8 @@ import time
 
 from IPython.core.inputtransformer2 import TransformerManager
 
+from dlcourse.vocabulary import TEST_PREFIX, exercise_name
+
 from .course import Chapter, grade_id
 from .mistakes import integration, load
 from .reference import namespace
@@ -39,8 +41,8 @@ def main(chapter: str) -> int:
         took = time.perf_counter() - start
         print(f"reference  {gid:40s} {'PASS' if reason is None else 'FAIL ' + reason}  ({took:.2f}s)")
         failures += reason is not None
-    stubs = namespace(chapter, {gid[5:]: f"def {gid[5:]}(*a, **k):\n    raise NotImplementedError()\n"
-                                for gid in tests if gid.startswith("test_")})
+    names = [exercise_name(gid) for gid in tests if gid.startswith(TEST_PREFIX)]
+    stubs = namespace(chapter, {name: f"def {name}(*a, **k):\n    raise NotImplementedError()\n" for name in names})
     for gid, source in tests.items():
         reason = run_test_cell(stubs, source)
         if reason is None:

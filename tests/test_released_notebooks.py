@@ -49,3 +49,11 @@ def test_every_name_a_released_notebook_imports_still_exists(notebook):
             except ImportError:
                 missing.append(f"{module}.{name}")
     assert not missing, f"{notebook.name} imports names that no longer exist: {missing}"
+
+
+def test_a_chapter_number_still_names_its_widgets():
+    """Releases before 28 Nov 2026 import ``dlcourse.widgets.ch04``; the module is now ``ch04_cnn``."""
+    from autograder.course import chapters
+    for chapter in chapters():
+        short = importlib.import_module(f"dlcourse.widgets.{chapter[:4]}")
+        assert short is importlib.import_module(f"dlcourse.widgets.{chapter}"), chapter

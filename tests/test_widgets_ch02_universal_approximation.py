@@ -1,7 +1,8 @@
 """The widgets of ch02_universal_approximation: controls change the readout; missing functions are named."""
 import numpy as np
 
-from dlcourse.widgets import RenderCache, ch02
+from dlcourse.widgets import RenderCache
+from dlcourse.widgets import ch02_universal_approximation as ch02
 from dlcourse.widgets.picture import figure_of
 from tests.helpers import (
     assert_each_missing_is_named,

@@ -1,5 +1,5 @@
 """The widgets of ch03_backprop: controls change the readout; unfinished exercises are named."""
-from dlcourse.widgets import ch03
+from dlcourse.widgets import ch03_backprop as ch03
 from tests.helpers import assert_live_through_every_control, assert_names_missing, build, counting, move, stub
 
 

@@ -1,7 +1,7 @@
 """The widgets of ch08_tricks: controls change the readout; unwritten functions are named."""
 import numpy as np
 
-from dlcourse.widgets import ch08
+from dlcourse.widgets import ch08_tricks as ch08
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

@@ -4,7 +4,7 @@ import statistics
 import numpy as np
 import pytest
 
-from dlcourse.widgets import ch12
+from dlcourse.widgets import ch12_capstone as ch12
 from tests.helpers import assert_live_through_every_control, assert_names_missing, counting, number, stub
 
 EPOCHS = 3  # the widgets need trained runs, not good ones

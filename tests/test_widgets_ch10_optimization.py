@@ -1,7 +1,7 @@
 """The widgets of ch10_optimization: controls change the readout; unwritten functions are named; renders are fast."""
 import statistics
 
-from dlcourse.widgets import ch10
+from dlcourse.widgets import ch10_optimization as ch10
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

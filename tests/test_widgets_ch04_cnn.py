@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from dlcourse.widgets import ch04
+from dlcourse.widgets import ch04_cnn as ch04
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

@@ -3,7 +3,7 @@ import re
 
 import numpy as np
 
-from dlcourse.widgets import ch07
+from dlcourse.widgets import ch07_gnn as ch07
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

@@ -3,7 +3,7 @@ import statistics
 
 import pytest
 
-from dlcourse.widgets import ch11
+from dlcourse.widgets import ch11_diffusion as ch11
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from dlcourse.widgets import ch09
+from dlcourse.widgets import ch09_hopfield as ch09
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

@@ -4,7 +4,7 @@ import re
 import numpy as np
 import pytest
 
-from dlcourse.widgets import ch05
+from dlcourse.widgets import ch05_rnn as ch05
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,

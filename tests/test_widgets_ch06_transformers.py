@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from dlcourse.widgets import ch06
+from dlcourse.widgets import ch06_transformers as ch06
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,
@@ -127,13 +127,13 @@ def test_toy_sentence_attention_is_meaningful(ref):
 @pytest.fixture(scope="module")
 def char_model(ref):
     """The notebook's character model after 5 training steps (enough for the widget's mechanics)."""
-    from dlcourse.widgets.ch05 import zen_of_python
+    from dlcourse.widgets.ch05_rnn import zen_of_python
     return ch06.train_char_transformer(zen_of_python(), ref.causal_mask, ref.transformer_block, ref.sample_token,
                                        steps=5, sample_length=3)
 
 
 def test_char_transformer_driver_returns_plain_data(ref, char_model):
-    from dlcourse.widgets.ch05 import zen_of_python
+    from dlcourse.widgets.ch05_rnn import zen_of_python
     text = zen_of_python()
     K = len(char_model["chars"])
     assert char_model["eval_logits"].shape == ((len(text) - 1) // 32, 32, K)

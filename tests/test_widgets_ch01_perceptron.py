@@ -3,7 +3,7 @@ import re
 
 import numpy as np
 
-from dlcourse.widgets import ch01
+from dlcourse.widgets import ch01_perceptron as ch01
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,
