@@ -11,9 +11,9 @@ import pkgutil
 import re
 import sys
 
-from .explorer import Explorer, RenderCache, cached, frozen, missing_function_message
+from .explorer import Explorer, RenderCache, cached, frozen, missing_function_message, readout
 
-__all__ = ["Explorer", "RenderCache", "cached", "frozen", "missing_function_message"]
+__all__ = ["Explorer", "RenderCache", "cached", "frozen", "missing_function_message", "readout"]
 
 
 class _ChapterNumber(importlib.abc.MetaPathFinder, importlib.abc.Loader):

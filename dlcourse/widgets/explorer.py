@@ -3,7 +3,9 @@
     explorer = Explorer(render, controls={"margin": FloatSlider(...)},
                         needs={"perceptron_train": perceptron_train})
 
-``render(**values, **needs)`` is pure: it returns ``(picture, readout_text)``, the picture being
+``render(**values, **needs)`` is pure: it returns ``(picture, readout_text)``, the text made with
+``readout(markup, **numbers)`` so that it carries the numbers it shows (``explorer.values``, what
+tests read, never the markup), the picture being
 a Matplotlib figure, a ``picture.LiveFigure`` (kept between updates, only its changing artists
 redrawn: the fast way, see ``picture.py``) or ``None``. A render
 with a ``cache`` parameter is given the explorer's own ``RenderCache`` (``explorer.cache``), so
@@ -14,7 +16,7 @@ The picture is drawn with Agg, cropped to what it shows and sent as a fast PNG
 (``compress_level=1``) to an ``ipywidgets.Image``: binary over the comm, no base64,
 no output area rebuilt, so the picture is replaced in place. The explorer closes a
 figure made with pyplot after drawing it and never one it does not own. The text goes to
-``explorer.readout`` (tests assert on it). When one of the student's functions in
+``explorer.readout`` and its numbers to ``explorer.values``. When one of the student's functions in
 ``needs`` is not written yet, the explorer says which one instead of showing a
 traceback; it never falls back on a reference implementation.
 
@@ -51,6 +53,19 @@ BETWEEN_PIECES_SECONDS = 0.05  # and this long between its pieces
 
 NOTICE_CLASS = "explorer-notice"
 NOTICE_STYLE = "border-left:4px solid #bf8700;padding:2px 8px;background:#fff8c5"  # a box, not a glyph: no emoji
+
+
+class Readout(str):
+    """A readout's markup that also carries the numbers it shows, by name (``.values``)."""
+
+    values: dict
+
+
+def readout(markup: str, **values) -> Readout:
+    """``markup`` (what the student reads) with ``values`` (what it shows, as numbers, for tests and tools)."""
+    text = Readout(markup)
+    text.values = values
+    return text
 
 
 def notice(markup: str) -> str:
@@ -151,6 +166,7 @@ class Explorer(widgets.VBox):
         self.title = title or ""
         self.needs = dict(needs or {})
         self.readout = widgets.HTML(layout=widgets.Layout(min_height="1.6em"))
+        self.values: dict = {}  # the numbers the readout shows (``readout``); empty while it shows a message
         self.last_render_seconds = None
         self.last_picture_seconds = None
         self.last_update_seconds = None
@@ -194,15 +210,16 @@ class Explorer(widgets.VBox):
         self.picture.layout.display = None
         self.output.layout.display = None
 
-    def text_alternative(self, readout: str) -> str:
+    def text_alternative(self, text: str) -> str:
         """The picture in words: the widget's title, what its figure shows (``describe_figure``), the readout."""
-        parts = [self.title, describe_figure(self.last_figure), plain_text(readout)]
+        parts = [self.title, describe_figure(self.last_figure), plain_text(text)]
         return ". ".join(part.rstrip(". ") for part in parts if part)
 
     def _update(self, **values):
         start = time.perf_counter()
         self.render_count += 1
         self.last_picture_seconds = 0.0
+        self.values = {}
         try:
             figure, text = self.render_function(**values, **self.needs)
         except Exception as exc:  # noqa: BLE001 - the student's code is allowed to be unfinished or wrong
@@ -229,7 +246,8 @@ class Explorer(widgets.VBox):
             finally:
                 _close_if_pyplot(self.last_figure)
                 self.last_picture_seconds = time.perf_counter() - drawn
-        self.readout.value = text
+        self.readout.value = str(text)
+        self.values = dict(getattr(text, "values", {}))
         self.last_update_seconds = time.perf_counter() - start
         if isinstance(figure, LiveFigure) and figure.pending:
             when_idle(functools.partial(figure.draw_pending, limit=1))
