@@ -1,7 +1,6 @@
 """Small helpers shared by the widget tests (their fixtures are in tests/conftest.py)."""
 import ast
 import inspect
-import re
 
 import pytest
 
@@ -29,18 +28,6 @@ def counting(fn):
 def stub(*args, **kwargs):
     """A student's function not written yet."""
     raise NotImplementedError()
-
-
-def number(pattern, text):
-    """The number a regex group captures in a widget's readout."""
-    match = re.search(pattern, text)
-    assert match, f"{pattern!r} not in readout {text!r}"
-    return float(match.group(1))
-
-
-def numbers(text):
-    """Every number in a readout, in order."""
-    return [float(x) for x in re.findall(r"[-+]?\d+(?:\.\d*)?(?:e[-+]?\d+)?", text)]
 
 
 def student_functions(factory):

@@ -11,7 +11,6 @@ from tests.helpers import (
     build,
     counting,
     move,
-    number,
 )
 
 
@@ -19,18 +18,18 @@ def test_interpolant_explorer_width_changes_sup_error(ref):
     explorer = build(ch02.interpolant_explorer, ref)
     explorer.controls["target"].value = "sin(x)"
     first = move(explorer, width=4)
-    err4 = number(r"sup error = ([0-9.e+-]+)", first)
-    assert "m = 4 hidden units" in first
+    err4 = explorer.values["sup_error"]
+    assert explorer.values["units"] == 4
     second = move(explorer, width=16)
-    err16 = number(r"sup error = ([0-9.e+-]+)", second)
-    assert second != first and "m = 16 hidden units" in second
+    err16 = explorer.values["sup_error"]
+    assert second != first and explorer.values["units"] == 16
     # smooth target: the error falls like 1/m^2 (h^2/8 max|f''|)
     assert err16 < err4 / 8
     assert err16 <= (2 * np.pi / 16) ** 2 / 8 + 1e-12
     explorer.controls["target"].value = "|x|"
-    assert explorer.readout.value.startswith("<b>|x|</b>")
+    assert explorer.readout.value.startswith("<b>|x|</b>")  # the target chosen, named to the student
     # 16 equal gaps on [-1, 1] put a knot at 0: |x| is represented exactly
-    assert number(r"sup error = ([0-9.e+-]+)", explorer.readout.value) < 1e-12
+    assert explorer.values["target"] == "|x|" and explorer.values["sup_error"] < 1e-12
     explorer.controls["show_units"].value = False
     assert explorer.last_figure is not None
     assert explorer.last_render_seconds < 2.0
@@ -44,18 +43,19 @@ def test_regions_explorer_counts_against_zaslavsky(ref):
     explorer = build(ch02.regions_explorer, ref)
     explorer.controls["depth"].value = 1
     text = move(explorer, units=3)
-    count = number(r"^(\d+) activation regions", text)
-    assert "ONE layer of 3 units in R²: 7" in text
+    count = explorer.values["regions"]
+    assert explorer.values["units"] == 3 and explorer.values["one_layer_bound"] == 7
     assert 1 <= count <= 7
     text8 = move(explorer, units=8)
-    assert text8 != text and "ONE layer of 8 units in R²: 37" in text8
-    assert number(r"^(\d+) activation regions", text8) <= 37
+    assert text8 != text and explorer.values["units"] == 8 and explorer.values["one_layer_bound"] == 37
+    assert explorer.values["regions"] <= 37
     explorer.controls["seed"].value = 5
     assert explorer.readout.value != text8
     deep = move(explorer, depth=3)
-    assert "one layer holding all 24 units: 301" in deep and "one layer only" in deep and "Hanin" in deep
+    assert explorer.values["all_units"] == 24 and explorer.values["all_units_bound"] == 301
+    assert "one layer only" in deep and "Hanin" in deep  # the verdict and its source, in words
     # random deep networks exceed the bound of one layer of their width, not that of one layer of all their units
-    assert 37 < number(r"^(\d+) activation regions", deep) <= 301
+    assert 37 < explorer.values["regions"] <= 301
 
 
 def test_regions_explorer_names_missing_functions(ref):
@@ -74,15 +74,16 @@ def test_sawtooth_explorer_doubles_pieces_and_shallow_fits_fail(ref):
     explorer = build(ch02.sawtooth_explorer, ref)
     for depth in (2, 5):
         text = move(explorer, depth=depth)
-        assert f"{depth} hidden layers, {2 * depth} units and {2 ** depth} pieces" in text, text
+        shown = explorer.values
+        assert (shown["hidden_layers"], shown["units"], shown["pieces"]) == (depth, 2 * depth, 2 ** depth), text
     explorer.controls["depth"].value = 5
     text = move(explorer, width=6)
-    error, bound = number(r"L¹ error ([\d.]+)", text), number(r"≥ ([\d.]+), the lower bound", text)
+    error, bound = explorer.values["l1_error"], explorer.values["lower_bound"]
     assert "fails" in text and error >= bound > 0.08, text
     explorer.controls["width"].value = 32
     assert "exact (m ≥ 2^5 units represent it)" in explorer.readout.value
     explorer.controls["width"].value = 31
-    assert "not exact" in explorer.readout.value and number(r"L¹ error ([\d.]+)", explorer.readout.value) > 1e-3
+    assert "not exact" in explorer.readout.value and explorer.values["l1_error"] > 1e-3
     assert explorer.last_figure is not None
 
 
@@ -108,7 +109,7 @@ def test_interpolant_error_curve_is_computed_once_per_target(ref):
     explorer.controls["width"].value = 12
     explorer.controls["show_units"].value = False
     assert len(relu_interpolant.calls) == 1 + targets * ch02.MAX_WIDTH + 2  # only the current width, twice
-    assert "m = 12 hidden units" in explorer.readout.value
+    assert explorer.values["units"] == 12
     for target in ch02.TARGETS:
         explorer.controls["target"].value = target
         assert_picture_is_current(explorer)
@@ -129,7 +130,7 @@ def test_interpolant_cache_never_serves_another_function(ref):
     picture, text = ch02.render_interpolant("sin(x)", 8, relu_interpolant=shifted, mlp_forward=ref.mlp_forward,
                                         cache=cache)
     assert len(shifted.calls) == 1 + ch02.MAX_WIDTH and cache.misses == 2 and cache.hits == 0
-    assert number(r"sup error = ([0-9.e+-]+)", text) >= 0.5
+    assert text.values["sup_error"] >= 0.5
     # the error curve drawn (right panel, first line) is the new function's: every error >= 0.5
     assert min(figure_of(picture).axes[1].get_lines()[0].get_ydata()) >= 0.5
 
@@ -156,7 +157,7 @@ def test_sawtooth_revisited_depth_is_served_from_cache(ref):
     explorer = build(ch02.sawtooth_explorer, ref, sawtooth_network=network, count_linear_pieces=count)
     first, figure = explorer.readout.value, explorer.last_figure
     explorer.controls["depth"].value = 6
-    assert "64 pieces" in explorer.readout.value
+    assert explorer.values["pieces"] == 64
     explorer.controls["width"].value = 10
     explorer.controls["depth"].value = 3
     explorer.controls["width"].value = 4

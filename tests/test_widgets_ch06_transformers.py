@@ -34,18 +34,16 @@ def test_attention_explorer_reacts_to_query_temperature_and_mask(ref):
     w = build(ch06.attention_explorer, ref)
     first = w.readout.value
     assert "query “it”" in first and "top-attended word “animal”" in first, first
+    first_weight = w.values["weight"]
     sharp = move(w, temperature=0.2)
     assert sharp != first
-
-    def weight(text):
-        return float(text.split("with weight ")[1].split(";")[0])
-    assert weight(sharp) > weight(first)          # a lower temperature sharpens the attention
+    assert w.values["weight"] > first_weight      # a lower temperature sharpens the attention
     w.controls["query"].value = ch06.SENTENCE.index("tired")
     assert "query “tired”" in w.readout.value
     w.controls["causal"].value = True
     assert "causal mask" in w.readout.value
     w.controls["query"].value = 0                 # the first word can only attend to itself
-    assert "with weight 1.000" in w.readout.value
+    assert w.values["weight"] == pytest.approx(1.0) and w.values["top"] == 0
     assert w.last_figure is not None and w.last_render_seconds < 2
 
 
@@ -60,18 +58,18 @@ def test_attention_explorer_names_missing_functions(ref):
 
 def test_positional_encoding_explorer(ref):
     w = build(ch06.positional_encoding_explorer, ref)
-    first = w.readout.value
-    assert "T = 48, d = 32" in first and "‖PE[10]‖² = 16.00" in first, first
-    error = float(first.rsplit("= ", 1)[1])
-    assert error < 1e-10                          # even d: similarity depends on the offset only
+    first = w.values
+    assert (first["T"], first["d"], first["position"]) == (48, 32, 10), first
+    assert first["squared_norm"] == pytest.approx(16.0)
+    assert first["shift_error"] < 1e-10           # even d: similarity depends on the offset only
     w.controls["d"].value = 64
-    assert "‖PE[10]‖² = 32.00" in w.readout.value
+    assert w.values["position"] == 10 and w.values["squared_norm"] == pytest.approx(32.0)
     w.controls["position"].value = 127            # clamped to T - 1
-    assert "‖PE[47]‖²" in w.readout.value
+    assert w.values["position"] == 47
     w.controls["T"].value = 20
-    assert "T = 20" in w.readout.value and "PE[19]" in w.readout.value
+    assert w.values["T"] == 20 and w.values["position"] == 19
     w.controls["d"].value = 7                     # odd d: the lone sine column breaks exact shift invariance
-    assert float(w.readout.value.rsplit("= ", 1)[1]) > 1e-6
+    assert w.values["shift_error"] > 1e-6
 
 
 def test_positional_encoding_explorer_names_missing_function(ref):
@@ -82,8 +80,9 @@ def test_nadaraya_watson_explorer(ref):
     w = build(ch06.nadaraya_watson_explorer, ref)
 
     def mse():
-        return float(w.readout.value.split("MSE ")[1].split()[0])
-    assert "gaussian kernel, bandwidth 0.50" in w.readout.value, w.readout.value
+        return w.values["mse"]
+    assert "gaussian kernel" in w.readout.value, w.readout.value
+    assert w.values["kernel"] == "gaussian" and w.values["bandwidth"] == pytest.approx(0.5)
     middle = mse()
     w.controls["bandwidth"].value = 3.0           # over-smoothing
     assert mse() > middle
@@ -104,13 +103,14 @@ def test_transformer_attention_explorer(ref):
     record = fake_record()
     w = build(ch06.transformer_attention_explorer, ref, record=record)
     first = w.readout.value
-    assert first.startswith("layer 2, head 1, example 0") and "8/8 right" in first, first
-    assert float(first.rsplit("at most ", 1)[1]) < 1e-12
+    assert (w.values["layer"], w.values["head"], w.values["example"]) == (2, 1, 0), first
+    assert (w.values["correct"], w.values["length"]) == (8, 8), first
+    assert w.values["max_difference"] < 1e-12
     w.controls["head"].value = 1
     w.controls["example"].value = 2
-    assert w.readout.value.startswith("layer 2, head 2, example 2") and w.readout.value != first
+    assert (w.values["layer"], w.values["head"], w.values["example"]) == (2, 2, 2) and w.readout.value != first
     w.controls["layer"].value = 0
-    assert w.readout.value.startswith("layer 1")
+    assert w.values["layer"] == 1
 
 
 def test_transformer_attention_explorer_names_missing_function(ref):
@@ -147,9 +147,9 @@ def test_char_transformer_driver_returns_plain_data(ref, char_model):
 
 def test_char_model_explorer_temperature_and_top_k(ref, char_model):
     w = build(ch06.char_model_explorer, ref, model=char_model)
-    kept = lambda: int(w.readout.value.split(" characters kept")[0])  # noqa: E731
-    entropy = lambda: float(w.readout.value.split("entropy ")[1].split()[0])  # noqa: E731
-    text = lambda: w.readout.value.split("generated: ")[1]  # noqa: E731
+    kept = lambda: w.values["kept"]  # noqa: E731
+    entropy = lambda: w.values["entropy"]  # noqa: E731
+    text = lambda: w.values["generated"]  # noqa: E731
     K = len(char_model["chars"])
     assert kept() == K and text().startswith("Beautiful is ")
     first, h1 = text(), entropy()
@@ -206,5 +206,5 @@ def test_char_model_run_trains_with_the_students_loop_and_samples(ref):
 
 def test_char_model_explorer_takes_its_prompts(ref, char_model):
     w = build(ch06.char_model_explorer, ref, model=char_model, prompts=ch06.REFERENCE_PROMPTS)
-    assert w.readout.value.split("generated: ")[1].startswith("The ")
+    assert w.values["generated"].startswith("The ")
     assert list(w.controls["prompt"].options) == list(ch06.REFERENCE_PROMPTS)

@@ -1,6 +1,8 @@
 """The widgets of ch10_optimization: controls change the readout; unwritten functions are named; renders are fast."""
 import statistics
 
+import pytest
+
 from dlcourse.widgets import ch10_optimization as ch10
 from tests.helpers import (
     assert_each_missing_is_named,
@@ -10,7 +12,6 @@ from tests.helpers import (
     counting,
     missing_function_test,
     needs,
-    number,
     stub,
 )
 
@@ -20,16 +21,17 @@ MOMENTUM_NEEDS = ("gradient_descent", "heavy_ball", "nesterov", "pl_rate_bound",
 def test_momentum_explorer(ref):
     ex = build(ch10.momentum_explorer, ref)
     first = ex.readout.value
-    assert "κ = 20" in first and "after 60 steps" in first and "PL bound" in first and "diverged" not in first
+    assert ex.values["kappa"] == pytest.approx(20.0) and ex.values["steps"] == 60, ex.values
+    assert "PL bound" in first and "diverged" not in first
     assert ex.last_figure is not None
     ex.controls["kappa"].value = 100.0
-    assert ex.readout.value != first and "κ = 100" in ex.readout.value
+    assert ex.readout.value != first and ex.values["kappa"] == pytest.approx(100.0)
     before = ex.readout.value
     ex.controls["beta"].value = 0.9
-    assert ex.readout.value != before and "β = 0.90" in ex.readout.value
+    assert ex.readout.value != before and ex.values["beta"] == pytest.approx(0.9)
     before = ex.readout.value
     ex.controls["steps"].value = 150
-    assert ex.readout.value != before and "after 150 steps" in ex.readout.value
+    assert ex.readout.value != before and ex.values["steps"] == 150
     ex.controls["polyak"].value = True
     assert "Polyak: lr·L = " in ex.readout.value
 
@@ -47,17 +49,15 @@ def test_gradient_descent_within_pl_bound(ref):
     for kappa in (5.0, 50.0, 500.0):
         _, text = ch10.render_momentum(kappa, 1.0, 0.5, 100, False,
                                        **needs(ch10.momentum_explorer, ref))
-        measured = number(r"gradient descent ([0-9.e+-]+) \(PL", text)
-        bound = number(r"PL bound ([0-9.e+-]+)\)", text)
-        assert measured <= bound
+        measured, bound = text.values["gradient_descent_gap"], text.values["pl_bound"]
+        assert measured is not None and measured <= bound, text.values
 
 
 def test_polyak_heavy_ball_beats_gradient_descent(ref):
     _, text = ch10.render_momentum(100.0, 1.0, 0.5, 200, True,
                                    **needs(ch10.momentum_explorer, ref))
-    gd = number(r"gradient descent ([0-9.e+-]+) ", text)
-    hb = number(r"\) ([0-9.e+-]+), Nesterov", text)
-    assert hb < 1e-6 * gd
+    gd, hb = text.values["gradient_descent_gap"], text.values["heavy_ball_gap"]
+    assert gd is not None and hb is not None and hb < 1e-6 * gd, text.values
 
 
 test_momentum_names_missing_function = missing_function_test(ch10.momentum_explorer, MOMENTUM_NEEDS[:4])
@@ -82,24 +82,25 @@ def test_momentum_runs_are_cached(ref):
 def test_noise_floor_explorer(ref):
     ex = build(ch10.noise_floor_explorer, ref)
     first = ex.readout.value
-    assert "batch 4, lr 0.05" in first and "estimate for independent batches" in first
+    assert ex.values["batch_size"] == 4 and ex.values["lr"] == 0.05, ex.values
+    assert "estimate for independent batches" in first
     assert ex.last_figure is not None
-    floor_4 = number(r"last 128 steps\) ([0-9.e+-]+);", first)
+    assert ex.values["tail_steps"] == 128 and not ex.values["diverged"]
+    floor_4 = ex.values["floor"]
     ex.controls["batch_size"].value = 1
-    floor_1 = number(r"last 128 steps\) ([0-9.e+-]+);", ex.readout.value)
-    assert "batch 1," in ex.readout.value and floor_1 > 2 * floor_4  # smaller batches, noisier
+    floor_1 = ex.values["floor"]
+    assert ex.values["batch_size"] == 1 and not ex.values["diverged"] and floor_1 > 2 * floor_4  # noisier
     ex.controls["lr"].value = 0.2
-    floor_1_fast = number(r"last 128 steps\) ([0-9.e+-]+);", ex.readout.value)
-    assert floor_1_fast > 2 * floor_1  # a larger learning rate, a higher floor
+    floor_1_fast = ex.values["floor"]
+    assert not ex.values["diverged"] and floor_1_fast > 2 * floor_1  # a larger learning rate, a higher floor
     ex.controls["batch_size"].value = 64
-    assert number(r"last 128 steps\) ([0-9.e+-]+);", ex.readout.value) < 1e-8  # full batch: no floor
+    assert ex.values["floor"] < 1e-8  # full batch: no floor
 
 
 def test_noise_floor_estimate_is_right_for_batch_one(ref):
     _, text = ch10.render_noise_floor(1, 0.05, minibatch_sgd=ref.minibatch_sgd)
-    measured = number(r"last 128 steps\) ([0-9.e+-]+);", text)
-    estimate = number(r"independent batches ([0-9.e+-]+);", text)
-    assert 0.5 < measured / estimate < 2
+    measured, estimate = text.values["floor"], text.values["independent_estimate"]
+    assert 0.5 < measured / estimate < 2, text.values
 
 
 def test_reshuffled_floor_grows_like_the_square_of_the_learning_rate(ref):
@@ -111,13 +112,12 @@ def test_reshuffled_floor_grows_like_the_square_of_the_learning_rate(ref):
         for lr in (0.02, 0.2):
             ex.controls["batch_size"].value = batch
             ex.controls["lr"].value = lr
-            text = ex.readout.value
-            floors[lr] = number(r"last 128 steps\) ([0-9.e+-]+);", text)
-            reshuffled = number(r"reshuffled epochs ([0-9.e+-]+);", text)
-            independent = number(r"independent batches ([0-9.e+-]+);", text)
+            values = ex.values
+            floors[lr] = values["floor"]
+            reshuffled, independent = values["reshuffled_estimate"], values["independent_estimate"]
             if batch >= 8:  # lr L N / B <= 2.3: the regime of the derivation
-                assert 0.75 < floors[lr] / reshuffled < 1.33, text
-                assert floors[lr] < independent / 1.5, text  # an epoch's noise cancels: below independent batches
+                assert 0.75 < floors[lr] / reshuffled < 1.33, values
+                assert floors[lr] < independent / 1.5, values  # an epoch's noise cancels: below independent batches
         assert 40 < floors[0.2] / floors[0.02] < 150, floors
 
 

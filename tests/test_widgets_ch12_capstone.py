@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch12_capstone as ch12
-from tests.helpers import assert_live_through_every_control, assert_names_missing, counting, number, stub
+from tests.helpers import assert_live_through_every_control, assert_names_missing, counting, stub
 
 EPOCHS = 3  # the widgets need trained runs, not good ones
 
@@ -34,14 +34,13 @@ def test_runs_train_every_variant(runs):
 
 def test_attention_explorer(runs):
     ex = ch12.attention_explorer(runs=runs)
-    first = ex.readout.value
-    assert f"validation digit 0 (label {int(runs.y_val[0])})" in first and ex.last_figure is not None
-    assert "row 3 attends most" in first
-    assert 0 <= number(r"entropy of its weights ([0-9.]+)", first) <= np.log(8) + 1e-9  # a distribution over 8 rows
+    assert ex.values["digit"] == 0 and ex.values["label"] == int(runs.y_val[0]) and ex.last_figure is not None
+    assert ex.values["query"] == 3
+    assert 0 <= ex.values["entropy"] <= np.log(8) + 1e-9  # a distribution over 8 rows
     ex.controls["digit"].value = 7
-    assert f"validation digit 7 (label {int(runs.y_val[7])})" in ex.readout.value
+    assert ex.values["digit"] == 7 and ex.values["label"] == int(runs.y_val[7])
     ex.controls["query"].value = 6
-    assert "row 6 attends most" in ex.readout.value
+    assert ex.values["query"] == 6
 
 
 def test_attention_uses_the_students_attention_forward(ref):
@@ -58,15 +57,16 @@ def test_attention_uses_the_students_attention_forward(ref):
 def test_ablation_explorer(runs):
     ex = ch12.ablation_explorer(runs=runs)
     first = ex.readout.value
-    assert first.startswith("validation accuracy after the last epoch") and ex.last_figure is not None
-    full = number(r"full model ([0-9.]+)", first)
-    assert full == pytest.approx(runs.results["full model"]["val_accuracy"][-1], abs=1e-3)
+    assert first.startswith("validation accuracy after the last epoch") and ex.last_figure is not None  # named
+    assert ex.values["quantity"] == "validation accuracy" and list(ex.values["final"]) == list(ch12.VARIANTS)
+    full = ex.values["final"]["full model"]
+    assert full == pytest.approx(runs.results["full model"]["val_accuracy"][-1], rel=1e-12)
     ex.controls["quantity"].value = "training loss (epoch mean)"
     last_epoch = np.array_split(np.asarray(runs.results["full model"]["losses"]), EPOCHS)[-1].mean()
-    assert number(r"full model ([0-9.]+)", ex.readout.value) == pytest.approx(last_epoch, abs=1e-3)
+    assert ex.values["final"]["full model"] == pytest.approx(last_epoch, rel=1e-12)
     ex.controls["quantity"].value = "validation loss"
-    assert number(r"SGD instead of Adam \(lr 0.1\) ([0-9.]+)", ex.readout.value) == pytest.approx(
-        runs.results["SGD instead of Adam (lr 0.1)"]["val_loss"][-1], abs=1e-3)
+    assert ex.values["final"]["SGD instead of Adam (lr 0.1)"] == pytest.approx(
+        runs.results["SGD instead of Adam (lr 0.1)"]["val_loss"][-1], rel=1e-12)
 
 
 @pytest.mark.parametrize("missing", ["train_capstone", "attention_backward", "adam_step"])

@@ -18,7 +18,7 @@ from matplotlib.ticker import NullLocator
 
 from dlcourse.data import linearly_separable
 
-from .explorer import Explorer, cached, frozen
+from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = [
@@ -230,9 +230,11 @@ def render_perceptron_steps(data_margin, update, seed, *, perceptron_train, marg
     step = f"update {t} of {total}" if t >= 1 else f"before the first of {total} updates"
     if t >= 1:
         step += f" (point {i}, label {y[i]:+.0f}, sweep {sweep})"
-    readout = (f"{step} · total updates {total} ≤ Novikoff bound {bound:.1f} "
-               f"(R = {R:.3f}, γ = {gamma:.4f} for the planted separator on the augmented data)")
-    return live, readout
+    shown = dict(point=int(i), label=float(y[i]), sweep=int(sweep)) if t >= 1 else {}
+    text = readout(f"{step} · total updates {total} ≤ Novikoff bound {bound:.1f} "
+                   f"(R = {R:.3f}, γ = {gamma:.4f} for the planted separator on the augmented data)",
+                   update=t, total=total, bound=bound, radius=R, gamma=gamma, **shown)
+    return live, text
 
 
 def perceptron_steps_explorer(*, perceptron_train, margin, novikoff_bound):
@@ -297,9 +299,10 @@ def render_cover(n, *, cover_count, cache=None):
     live.chosen.set_marker("." if n <= 2 else "None")
 
     at_n, at_2n, at_4n = (frac[k * n - 1] for k in (1, 2, 4))
-    readout = (f"n = {n}: fraction C(s, n) / 2^s = {at_n:.4f} at s = n, {at_2n:.4f} at s = 2n, "
-               f"{at_4n:.4g} at s = 4n")
-    return live, readout
+    text = readout(f"n = {n}: fraction C(s, n) / 2^s = {at_n:.4f} at s = n, {at_2n:.4f} at s = 2n, "
+                   f"{at_4n:.4g} at s = 4n",
+                   n=n, fraction_at_n=float(at_n), fraction_at_2n=float(at_2n), fraction_at_4n=float(at_4n))
+    return live, text
 
 
 def cover_explorer(*, cover_count):
@@ -459,12 +462,15 @@ def render_adaboost(rounds, *, adaboost_step, cache=None):
     live.title.set_text(f"AdaBoost after {t} rounds: {errors}/{n} training errors")
 
     side = ">" if sign > 0 else "≤"
-    readout = (f"round {t}: stump +1 where x {side} {threshold:.3f}, weighted error ε = {eps:.3f}, "
-               f"α = {alpha:.3f}, Z = {Z:.3f} · ensemble training errors {errors}/{n} "
-               f"= {errors / n:.3f} ≤ ∏Z_t = {c['prod_Z'][t - 1]:.3f} "
-               f"≤ exp(−2Σ(½−ε_t)²) = {c['exp_bound'][t - 1]:.3f} "
-               f"(best single stump: {single}/{n})")
-    return live, readout
+    prod_z, exp_bound = float(c["prod_Z"][t - 1]), float(c["exp_bound"][t - 1])
+    text = readout(f"round {t}: stump +1 where x {side} {threshold:.3f}, weighted error ε = {eps:.3f}, "
+                   f"α = {alpha:.3f}, Z = {Z:.3f} · ensemble training errors {errors}/{n} "
+                   f"= {errors / n:.3f} ≤ ∏Z_t = {prod_z:.3f} "
+                   f"≤ exp(−2Σ(½−ε_t)²) = {exp_bound:.3f} "
+                   f"(best single stump: {single}/{n})",
+                   round=t, threshold=threshold, sign=sign, eps=eps, alpha=alpha, z=Z, errors=errors, points=n,
+                   training_error=errors / n, prod_z=prod_z, exp_bound=exp_bound, single_stump_errors=int(single))
+    return live, text
 
 
 def adaboost_explorer(*, adaboost_step):

@@ -10,7 +10,7 @@ import numpy as np
 from matplotlib.colors import hsv_to_rgb
 from matplotlib.figure import Figure
 
-from .explorer import Explorer, cached, frozen
+from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, kept_figure
 
 __all__ = [
@@ -160,9 +160,10 @@ def render_interpolant(target="sin(x)", width=6, show_units=True, *, relu_interp
     live.title.set_text(f"{target}: interpolant on {width + 1} knots, {m} units")
     live.marker.set_visible(err > 1e-14)
     live.marker.set_data([width], [err])
-    readout = (f"<b>{target}</b> on [{a:.3g}, {b:.3g}], width {width}: the network has m = {m} hidden units; "
-               f"sup error = {err:.3g}")
-    return live, readout
+    text = readout(f"<b>{target}</b> on [{a:.3g}, {b:.3g}], width {width}: the network has m = {m} hidden units; "
+                   f"sup error = {err:.3g}",
+                   target=target, start=float(a), end=float(b), width=int(width), units=int(m), sup_error=err)
+    return live, text
 
 
 def interpolant_explorer(*, relu_interpolant, mlp_forward):
@@ -292,18 +293,20 @@ def render_regions(units=5, depth=1, seed=0, *, activation_patterns, zaslavsky_b
     live.lines.set_data(np.concatenate(lx), np.concatenate(ly))
     live.title.set_text(f"{depth} layer(s) × {units} units: {count} regions seen (black: layer-1 lines)")
 
-    readout = (f"{count} activation regions seen in [-{box:g}, {box:g}]² "
-               f"(depth {depth} × {units} units, seed {seed}). "
-               f"Zaslavsky's bound for ONE layer of {units} units in R²: {one_layer}")
+    markup = (f"{count} activation regions seen in [-{box:g}, {box:g}]² "
+              f"(depth {depth} × {units} units, seed {seed}). "
+              f"Zaslavsky's bound for ONE layer of {units} units in R²: {one_layer}")
+    shown = dict(regions=count, box=box, depth=depth, units=units, seed=seed, one_layer_bound=one_layer)
     if depth > 1:
         above = "above it (it bounds one layer only)" if count > one_layer else "not above it here"
         within = ("within" if count <= all_units else "above")
-        readout += (f", {above}; for one layer holding all {units * depth} units: {all_units}, "
-                    f"and the count is {within} that, as the expected-count result for random "
-                    f"networks (Hanin & Rolnick 2019) predicts")
+        markup += (f", {above}; for one layer holding all {units * depth} units: {all_units}, "
+                   f"and the count is {within} that, as the expected-count result for random "
+                   f"networks (Hanin & Rolnick 2019) predicts")
+        shown.update(all_units=units * depth, all_units_bound=all_units)
     else:
-        readout += " (a depth-1 count can never exceed it; the window or grid may miss a few)"
-    return live, readout
+        markup += " (a depth-1 count can never exceed it; the window or grid may miss a few)"
+    return live, readout(markup, **shown)
 
 
 def regions_explorer(*, activation_patterns, zaslavsky_bound):
@@ -471,17 +474,22 @@ def render_sawtooth(depth=3, width=4, *, sawtooth_network, deep_forward, relu_in
     live.marker.set_data([width], [max(err, 1.1e-3)])
     live.pieces_line.set_xdata([2 ** depth, 2 ** depth])
 
+    shown = dict(depth=depth, hidden_layers=d["layers"] - 1, units=d["units"], pieces=d["pieces"],
+                 exact_width=2 ** depth, width=width, l1_error=err, lower_bound=lower)
     if err < 1e-9:
         verdict = f"exact (m ≥ 2^{depth} units represent it)"
+        shown.update(outcome="exact")
     elif lower > 0:
         verdict = f"fails: L¹ error {err:.3f} ≥ {lower:.3f}, the lower bound for every {width}-unit network"
+        shown.update(outcome="fails")
     else:
         verdict = (f"not exact, L¹ error {err:.3f} (exact needs m ≥ 2^{depth} = {2 ** depth}; "
                    f"the lower bound is 0 from m = {max(1, 2 ** depth - 3)} on)")
-    readout = (f"depth {depth}: your deep network has {d['layers'] - 1} hidden layers, {d['units']} units and "
-               f"{d['pieces']} pieces (count_linear_pieces; 2^{depth} = {2 ** depth}) · "
-               f"best one-hidden-layer fit with m = {width} units: {verdict}")
-    return live, readout
+        shown.update(outcome="not exact", bound_zero_from=max(1, 2 ** depth - 3))
+    text = readout(f"depth {depth}: your deep network has {d['layers'] - 1} hidden layers, {d['units']} units and "
+                   f"{d['pieces']} pieces (count_linear_pieces; 2^{depth} = {2 ** depth}) · "
+                   f"best one-hidden-layer fit with m = {width} units: {verdict}", **shown)
+    return live, text
 
 
 def sawtooth_explorer(*, sawtooth_network, deep_forward, relu_interpolant, count_linear_pieces):

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from .explorer import Explorer
+from .explorer import Explorer, readout
 from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = ["build_worked_example", "render_backprop_graph", "backprop_graph_explorer",
@@ -180,17 +180,23 @@ def render_backprop_graph(x=2.0, w=-3.0, b=6.0, step=N_NAMED, *, Value, topologi
     z = x * w + b
     one_minus_sigma = 1.0 / (1.0 + math.exp(z)) if z > -700 else 1.0
     closed = [one_minus_sigma * w, one_minus_sigma * x, one_minus_sigma]
+    # the adjoints of x, w and b the sweep has reached (None: not reached yet, "?")
+    shown = dict(step=step, steps=len(named_backward),
+                 grads=[float(v.grad) if id(v) in reached else None for v in leaves])
     if current is None:
         head = f"step 0/{len(named_backward)}: forward pass only, L = {_fmt(L.data)}, no adjoint computed yet"
+        shown.update(loss=float(L.data))
     else:
         name, short = label[id(current)]
         head = (f"step {step}/{len(named_backward)}: node {name} = {_fmt(current.data)}, "
                 f"dL/d{short} = {_fmt(current.grad)}")
+        shown.update(node=name, node_value=float(current.data), node_grad=float(current.grad))
     if "?" in grads:
         compare = "(compared with the closed form once the sweep reaches x, w and b)"
     else:
         compare = f"(closed form (1 − σ(z))·[w, x, 1] = [{', '.join(_fmt(g) for g in closed)}])"
-    text = f"{head} | [dL/dx, dL/dw, dL/db] = [{', '.join(grads)}] {compare}"
+        shown.update(closed_form=[float(g) for g in closed])
+    text = readout(f"{head} | [dL/dx, dL/dw, dL/db] = [{', '.join(grads)}] {compare}", **shown)
     return live, text
 
 
@@ -339,10 +345,13 @@ def render_mode_cost(n=16, *, jvp, Value, cache=None):
             ax.set_ylim(low / 1.2, high * 1.2)
     for line, ys in ((live.fwd_ops, fwd_ops), (live.rev_ops, rev_ops), (live.fwd_ms, fwd_ms), (live.rev_ms, rev_ms)):
         line.set_data(sizes, ys)
-    text = (f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, "
-            f"{fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
-            f"reverse mode 2 passes (1 forward + 1 backward), {rev_ops[-1]} operations, {rev_ms[-1]:.1f} ms; "
-            f"operation ratio {fwd_ops[-1] / rev_ops[-1]:.1f}; max |forward − reverse gradient| = {diff:.1e}")
+    text = readout(f"n = {sizes[-1]}: forward mode {sizes[-1]} pass{'es' if sizes[-1] != 1 else ''}, "
+                   f"{fwd_ops[-1]} operations, {fwd_ms[-1]:.1f} ms; "
+                   f"reverse mode 2 passes (1 forward + 1 backward), {rev_ops[-1]} operations, {rev_ms[-1]:.1f} ms; "
+                   f"operation ratio {fwd_ops[-1] / rev_ops[-1]:.1f}; max |forward − reverse gradient| = {diff:.1e}",
+                   n=sizes[-1], forward_passes=sizes[-1], forward_ops=fwd_ops[-1], forward_ms=fwd_ms[-1],
+                   reverse_passes=2, reverse_ops=rev_ops[-1], reverse_ms=rev_ms[-1],
+                   operation_ratio=fwd_ops[-1] / rev_ops[-1], max_gradient_difference=diff)
     return live, text
 
 

@@ -43,7 +43,7 @@ from ..drivers.ch04_cnn import (
     train_numpy_cnn,
     train_traced,
 )
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, readout
 from .picture import LiveFigure, kept_figure
 
 __all__ = [
@@ -261,9 +261,12 @@ def render_kernel(kernel="vertical edge", digit=0, stride=1, padding=0,
 
     agree = "agrees with" if tuple(out.shape) == predicted else "DISAGREES with"
     shape = f"{out.shape[0]}×{out.shape[1]}"
-    text = (f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, "
-            f"stride {stride} → output shape {shape} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
-            f"output range [{out.min():.3g}, {out.max():.3g}]")
+    text = readout(f"digit #{int(digit)} (label {label}), {kernel} kernel: input 8×8, kernel 3×3, padding {padding}, "
+                   f"stride {stride} → output shape {shape} ({agree} conv_output_size: {predicted[0]}×{predicted[1]}); "
+                   f"output range [{out.min():.3g}, {out.max():.3g}]",
+                   digit=int(digit), label=label, kernel=kernel, padding=padding, stride=stride,
+                   output_shape=tuple(int(n) for n in out.shape), predicted_shape=predicted,
+                   agrees=tuple(out.shape) == predicted, output_min=float(out.min()), output_max=float(out.max()))
     return live, text
 
 
@@ -324,8 +327,9 @@ def render_shift(dx=2, dy=0, kernel="vertical edge", digit=0, *, conv2d, cache=N
     _update(live, 3, diff, f"|difference|, max {gap:.2g}", cmap="magma", vmin=0, vmax=limit)
     verdict = ("equal: the shift commutes with the convolution" if gap < 1e-9 else
                "not equal: the digit wrapped across the border, where zero padding is not circular")
-    text = (f"shift (dx, dy) = ({dx}, {dy}), kernel {kernel}: "
-            f"max |conv(shift(x)) - shift(conv(x))| = {gap:.3g} ({verdict})")
+    text = readout(f"shift (dx, dy) = ({dx}, {dy}), kernel {kernel}: "
+                   f"max |conv(shift(x)) - shift(conv(x))| = {gap:.3g} ({verdict})",
+                   dx=dx, dy=dy, kernel=kernel, digit=int(digit), max_difference=gap, equal=gap < 1e-9)
     return live, text
 
 
@@ -398,10 +402,16 @@ def render_feature_map(digit=0, filter=0, *, build_digits_cnn, cache=None):
         bar.set_height(float(probabilities[c]))
         bar.set_color("tab:orange" if c == label else "tab:blue")
     predicted = int(probabilities.argmax())
-    text = (f"digit #{int(digit)}: label {label}, predicted {predicted} (p = {probabilities[predicted]:.3f}); "
-            f"filter {k}: weights in [{kernel.min():.3g}, {kernel.max():.3g}], "
-            f"feature map {feature.shape[0]}×{feature.shape[1]} in [{feature.min():.3g}, {feature.max():.3g}]; "
-            f"network: {count_parameters(model)} parameters, test accuracy {accuracy:.1%}")
+    parameters = count_parameters(model)
+    text = readout(f"digit #{int(digit)}: label {label}, predicted {predicted} (p = {probabilities[predicted]:.3f}); "
+                   f"filter {k}: weights in [{kernel.min():.3g}, {kernel.max():.3g}], "
+                   f"feature map {feature.shape[0]}×{feature.shape[1]} in [{feature.min():.3g}, {feature.max():.3g}]; "
+                   f"network: {parameters} parameters, test accuracy {accuracy:.1%}",
+                   digit=int(digit), label=label, predicted=predicted, probability=float(probabilities[predicted]),
+                   filter=k, filters=int(maps.shape[0]), weight_min=float(kernel.min()),
+                   weight_max=float(kernel.max()), feature_map_shape=tuple(int(n) for n in feature.shape),
+                   feature_min=float(feature.min()), feature_max=float(feature.max()), parameters=parameters,
+                   accuracy=float(accuracy))
     return live, text
 
 
@@ -469,8 +479,11 @@ def render_pooling_shift(shift=1, conv_stride=1, pool="max 2×2", digit=0, *, co
     else:
         verdict = (f"NOT equivariant: no shift of f(x) matches f(moved x) (best: {v} output pixel(s), "
                    f"still off by {gap / scale:.0%} of the largest response)")
-    text = (f"shift {int(shift)} px, conv stride {int(conv_stride)}, pooling {pool}: total stride {total}; "
-            f"shift {'is' if int(shift) % total == 0 else 'is not'} a multiple of it → {verdict}")
+    text = readout(f"shift {int(shift)} px, conv stride {int(conv_stride)}, pooling {pool}: total stride {total}; "
+                   f"shift {'is' if int(shift) % total == 0 else 'is not'} a multiple of it → {verdict}",
+                   shift=int(shift), conv_stride=int(conv_stride), pool=pool, total_stride=total,
+                   multiple=int(shift) % total == 0, equivariant=bool(gap <= 1e-9 * scale), output_shift=v,
+                   mismatch=gap / scale, digit=int(digit))
     return live, text
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..drivers.ch05_rnn import sample_text, train_char_rnn
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, readout
 from .picture import LiveFigure, kept_figure
 
 __all__ = [
@@ -97,8 +97,9 @@ def render_gradient_norm(sigma, T, input_scale, seed, *, jacobian_norms, cache=N
     live.title.set_text(f"U = {sigma:.2f} Q, input scale {input_scale:.1f}")
     ratio = norms[0] / norms[-1] if norms[-1] != 0 else np.inf
     regime = "vanishing" if ratio < 0.1 else "exploding" if ratio > 10 else "roughly preserved"
-    text = (f"σ₁(U) = {sigma:.2f}, T = {T}: first/last norm ‖∂z_T/∂z_1‖ / ‖∂z_T/∂z_T‖ = {ratio:.3g} "
-            f"({regime}); bound σ^(T-1) = {sigma ** (T - 1):.3g}")
+    text = readout(f"σ₁(U) = {sigma:.2f}, T = {T}: first/last norm ‖∂z_T/∂z_1‖ / ‖∂z_T/∂z_T‖ = {ratio:.3g} "
+                   f"({regime}); bound σ^(T-1) = {sigma ** (T - 1):.3g}",
+                   sigma=sigma, T=T, ratio=float(ratio), regime=regime, bound=sigma ** (T - 1))
     return live, text
 
 
@@ -203,6 +204,8 @@ def render_lru(r_min, r_max, max_phase, m, *, lru_init, lru_eigenvalues, linear_
             f"|z_{T}| = {np.abs(z[-1, slow]):.2e}")
     if swapped:
         text += " (r_min > r_max: swapped)"
+    text = readout(text, m=int(m), modulus_min=float(r.min()), modulus_max=float(r.max()), inside=inside,
+                   half_life=float(half_life), T=T, last_response=float(np.abs(z[-1, slow])), swapped=swapped)
     return live, text
 
 
@@ -319,9 +322,11 @@ def render_lstm_gate(forget_bias, input_gain, seed, *, lstm_cell, m=8, T=60, cac
     carry = np.full(T, np.nan)  # mean over units of prod_{s=p+1}^{t} f_s = d c_t / d c_p along the cell path
     carry[p:] = np.cumprod(np.vstack([np.ones(m), gates["f"][p + 1:]]), axis=0).mean(axis=1)
     live.carry.set_ydata(carry)
-    text = (f"mean gates: i = {np.nanmean(gates['i']):.2f}, f = {np.nanmean(gates['f']):.2f}, "
-            f"o = {np.nanmean(gates['o']):.2f}; cell-path memory ∂c_{p + 10}/∂c_{p} = ∏ f over 10 steps "
-            f"(mean over units) = {carry[p + 10]:.3g}")
+    mean_i, mean_f, mean_o = (float(np.nanmean(gates[key])) for key in "ifo")
+    text = readout(f"mean gates: i = {mean_i:.2f}, f = {mean_f:.2f}, "
+                   f"o = {mean_o:.2f}; cell-path memory ∂c_{p + 10}/∂c_{p} = ∏ f over 10 steps "
+                   f"(mean over units) = {carry[p + 10]:.3g}",
+                   mean_i=mean_i, mean_f=mean_f, mean_o=mean_o, memory=float(carry[p + 10]), memory_steps=10)
     return live, text
 
 
@@ -475,10 +480,14 @@ def render_trained_lstm_gate(first_token, sequence, forget_shift, *, lstm_cell, 
     guess = int(np.argmax(p))
     live.title.set_text(f"first token {int(first_token)} (then {T - 1} distractors): "
                             f"the LSTM answers {guess} with probability {p[guess]:.2f}")
-    text = (f"trained LSTM, forget-bias shift {forget_shift:+.1f}: mean gates i = {gates['i'].mean():.2f}, "
-            f"f = {gates['f'].mean():.2f}, o = {gates['o'].mean():.2f}; ∏ f over the {T - 1} steps after the "
-            f"first token: mean over units {carry[-1].mean():.3g}, best unit {carry[-1].max():.3g}; "
-            f"answer {guess} (p = {p[guess]:.2f}), true {int(first_token)}")
+    text = readout(f"trained LSTM, forget-bias shift {forget_shift:+.1f}: mean gates i = {gates['i'].mean():.2f}, "
+                   f"f = {gates['f'].mean():.2f}, o = {gates['o'].mean():.2f}; ∏ f over the {T - 1} steps after "
+                   f"the first token: mean over units {carry[-1].mean():.3g}, best unit {carry[-1].max():.3g}; "
+                   f"answer {guess} (p = {p[guess]:.2f}), true {int(first_token)}",
+                   forget_shift=forget_shift, mean_i=float(gates["i"].mean()), mean_f=float(gates["f"].mean()),
+                   mean_o=float(gates["o"].mean()), steps=T - 1, memory_mean=float(carry[-1].mean()),
+                   memory_best=float(carry[-1].max()), answer=guess, probability=float(p[guess]),
+                   true_answer=int(first_token))
     return live, text
 
 

@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from ..drivers.ch06_transformers import char_model_logits, train_char_transformer
-from .explorer import Explorer, cached
+from .explorer import Explorer, cached, readout
 from .picture import LiveFigure, kept_figure
 
 __all__ = [
@@ -107,10 +107,13 @@ def render_attention(query, temperature, causal, *, scaled_dot_product_attention
     p = row[row > 0]
     entropy = float(-(p * np.log(p)).sum())
 
-    readout = (f"query “{words[query]}” (position {query}): top-attended word “{words[top]}” "
-               f"(position {top}) with weight {row[top]:.3f}; entropy {entropy:.2f} nats "
-               f"(uniform over {T} words: {np.log(T):.2f}); temperature {temperature:.2f}"
-               f"{', causal mask' if causal else ''}")
+    text = readout(f"query “{words[query]}” (position {query}): top-attended word “{words[top]}” "
+                   f"(position {top}) with weight {row[top]:.3f}; entropy {entropy:.2f} nats "
+                   f"(uniform over {T} words: {np.log(T):.2f}); temperature {temperature:.2f}"
+                   f"{', causal mask' if causal else ''}",
+                   query=int(query), query_word=words[query], top=top, top_word=words[top], weight=float(row[top]),
+                   entropy=entropy, uniform_entropy=float(np.log(T)), words=T, temperature=temperature,
+                   causal=bool(causal))
 
     live = kept_figure(cache, lambda: _attention_figure(words))
     live.new_background(tuple(words))
@@ -120,7 +123,7 @@ def render_attention(query, temperature, causal, *, scaled_dot_product_attention
         bar.set_height(row[j])
         bar.set_color("crimson" if j == top else "steelblue")
     live.title.set_text(f"weights of the query “{words[query]}” (τ = {temperature:.2f})")
-    return live, readout
+    return live, text
 
 
 def attention_explorer(*, scaled_dot_product_attention, causal_mask):
@@ -199,10 +202,14 @@ def render_positional_encoding(T, d, position, *, positional_encoding, cache=Non
     live.title.set_text(f"similarity PE[{t0}] · PE[t]")
     neighbour = (f"PE[{t0}]·PE[{t0 + 1}] = {G[t0, t0 + 1]:.2f}" if t0 + 1 < T
                  else f"PE[{t0}]·PE[{t0 - 1}] = {G[t0, t0 - 1]:.2f}" if t0 > 0 else "no other position")
-    readout = (f"T = {T}, d = {d}: ‖PE[{t0}]‖² = {G[t0, t0]:.2f} (d/2 = {d / 2:g}); {neighbour}; "
-               f"least similar position {least} ({similarity[least]:.2f}); "
-               f"max |PE[t]·PE[t+k] − PE[0]·PE[k]| = {shift_error:.1e}")
-    return live, readout
+    other = t0 + 1 if t0 + 1 < T else t0 - 1 if t0 > 0 else None  # the neighbour the readout shows
+    text = readout(f"T = {T}, d = {d}: ‖PE[{t0}]‖² = {G[t0, t0]:.2f} (d/2 = {d / 2:g}); {neighbour}; "
+                   f"least similar position {least} ({similarity[least]:.2f}); "
+                   f"max |PE[t]·PE[t+k] − PE[0]·PE[k]| = {shift_error:.1e}",
+                   T=T, d=d, position=t0, squared_norm=float(G[t0, t0]), half_d=d / 2, neighbour=other,
+                   neighbour_similarity=None if other is None else float(G[t0, other]), least_similar=least,
+                   least_similarity=float(similarity[least]), shift_error=shift_error)
+    return live, text
 
 
 def positional_encoding_explorer(*, positional_encoding):
@@ -287,10 +294,12 @@ def render_nadaraya_watson(bandwidth, kernel, *, nadaraya_watson, cache=None):
                       f"(is every row of weights normalised, and the gaussian computed stably?)")
     mse = float(np.mean((estimate - truth) ** 2))
     baseline = float(np.mean((values.mean() - truth) ** 2))
-    readout = (f"{kernel} kernel, bandwidth {bandwidth:.2f}: MSE {mse:.4f} against the true function "
-               f"(the mean of the values scores {baseline:.3f}); largest weight per query on average "
-               f"{weights.max(axis=1).mean():.2f}")
-    return live, readout
+    largest = float(weights.max(axis=1).mean())
+    text = readout(f"{kernel} kernel, bandwidth {bandwidth:.2f}: MSE {mse:.4f} against the true function "
+                   f"(the mean of the values scores {baseline:.3f}); largest weight per query on average "
+                   f"{largest:.2f}",
+                   kernel=kernel, bandwidth=bandwidth, mse=mse, baseline_mse=baseline, mean_largest_weight=largest)
+    return live, text
 
 
 def nadaraya_watson_explorer(*, nadaraya_watson):
@@ -339,10 +348,12 @@ def render_transformer_attention(layer, head, example, *, record, scaled_dot_pro
     mirror = float(weights[np.arange(T), T - 1 - np.arange(T)].mean())
     correct = int((predicted == target).sum())
 
-    readout = (f"layer {layer + 1}, head {head + 1}, example {example}: input {' '.join(map(str, tokens))} → "
-               f"predicted {' '.join(map(str, predicted))} ({correct}/{T} right); mean weight on the "
-               f"mirrored position {T - 1} − i: {mirror:.2f}; your weights differ from torch's by at most "
-               f"{difference:.1e}")
+    text = readout(f"layer {layer + 1}, head {head + 1}, example {example}: input {' '.join(map(str, tokens))} → "
+                   f"predicted {' '.join(map(str, predicted))} ({correct}/{T} right); mean weight on the "
+                   f"mirrored position {T - 1} − i: {mirror:.2f}; your weights differ from torch's by at most "
+                   f"{difference:.1e}",
+                   layer=int(layer) + 1, head=int(head) + 1, example=int(example), correct=correct, length=T,
+                   mirror_weight=mirror, max_difference=difference)
 
     live = kept_figure(cache, lambda: _transformer_attention_figure(T))
     if live.new_background((T, example)):  # the tick labels name the example's digits
@@ -350,7 +361,7 @@ def render_transformer_attention(layer, head, example, *, record, scaled_dot_pro
         live.ax.set_yticklabels([f"({i}) {p}" for i, p in enumerate(predicted)])
     live.image.set_data(weights)
     live.title.set_text(f"layer {layer + 1}, head {head + 1}")
-    return live, readout
+    return live, text
 
 
 def transformer_attention_explorer(*, record, scaled_dot_product_attention):
@@ -455,8 +466,9 @@ def render_char_model(temperature, top_k, seed, prompt, *, model, transformer_bl
     entropy = float(-(p[p > 0] * np.log(p[p > 0])).sum())
     kept = int((p > 0).sum())
     shown = text.replace("\n", " ⏎ ")
-    readout = f"{kept} characters kept, entropy {entropy:.2f} nats; generated: {shown}"
-    return live, readout
+    return live, readout(f"{kept} characters kept, entropy {entropy:.2f} nats; generated: {shown}",
+                         kept=kept, entropy=entropy, generated=text, temperature=temperature, top_k=k,
+                         prompt=prompt)
 
 
 def char_model_explorer(*, model, transformer_block, causal_mask, sample_token, prompts=PROMPTS):

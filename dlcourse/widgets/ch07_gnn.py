@@ -33,7 +33,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
 
-from .explorer import Explorer, cached, frozen
+from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, decade_limits, kept_figure
 
 __all__ = [
@@ -149,8 +149,10 @@ def render_laplacian_modes(index, normalized, *, laplacian, cache=None):
     name = "normalised Laplacian" if normalized else "Laplacian D - A"
     live.title.set_text(f"eigenvector u{str(index).translate(_SUBSCRIPTS)} of the {name}")
     live.dot.set_data([index], [lam[index]])
-    text = (f"eigenvector {index} of {len(lam)}: eigenvalue λ = {lam[index]:.4f}; "
-            f"{crossings} of {len(i)} edges join nodes of opposite sign")
+    text = readout(f"eigenvector {index} of {len(lam)}: eigenvalue λ = {lam[index]:.4f}; "
+                   f"{crossings} of {len(i)} edges join nodes of opposite sign",
+                   index=index, eigenvalues=len(lam), eigenvalue=float(lam[index]), crossings=crossings,
+                   edges=len(i), normalized=bool(normalized))
     return live, text
 
 
@@ -261,9 +263,11 @@ def render_oversmoothing(depth, propagation="plain", pairnorm=False, *, normaliz
     live.normalised.set_data(ks, np.maximum(normalised, floor))
     live.raw.set_data(ks, np.maximum(raw, floor))
     live.dot.set_data([depth], [max(normalised[depth], floor)])
-    text = (f"depth k = {depth}: Dirichlet energy of the degree-normalised features "
-            f"{normalised[depth]:.4g} ({normalised[depth] / normalised[0]:.2%} of depth 0); "
-            f"raw energy E(X_k) = {raw[depth]:.4g} [{propagation}{', PairNorm' if pairnorm else ''}]")
+    text = readout(f"depth k = {depth}: Dirichlet energy of the degree-normalised features "
+                   f"{normalised[depth]:.4g} ({normalised[depth] / normalised[0]:.2%} of depth 0); "
+                   f"raw energy E(X_k) = {raw[depth]:.4g} [{propagation}{', PairNorm' if pairnorm else ''}]",
+                   depth=depth, energy=normalised[depth], energy_fraction=normalised[depth] / normalised[0],
+                   raw_energy=raw[depth], propagation=propagation, pairnorm=bool(pairnorm))
     return live, text
 
 
@@ -376,8 +380,10 @@ def render_wl_refinement(pair, rounds, *, wl_colors, wl_distinguishes, cache=Non
     for scatter, c in zip(live.scatters, (colours[:M1], colours[M1:])):
         scatter.set_array(np.asarray(c % 10, dtype=float))
     same = np.array_equal(h1, h2)
-    text = (f"round {rounds}: {n} colour{'s' if n != 1 else ''}; histograms {h1.tolist()} and {h2.tolist()} "
-            f"are {'equal' if same else 'different'}; wl_distinguishes → {verdict}")
+    text = readout(f"round {rounds}: {n} colour{'s' if n != 1 else ''}; histograms {h1.tolist()} and {h2.tolist()} "
+                   f"are {'equal' if same else 'different'}; wl_distinguishes → {verdict}",
+                   pair=pair, rounds=rounds, colours=n, histogram_1=h1.tolist(), histogram_2=h2.tolist(),
+                   same_histograms=bool(same), distinguishes=verdict)
     return live, text
 
 
@@ -488,8 +494,11 @@ def render_karate_gcn(epoch, *, normalized_adjacency, train_gcn=None, epochs=GCN
     live.crosses.set_offsets(pos[wrong].reshape(-1, 2))
     live.title.set_text(f"epoch {epoch}: P(administrator's faction)")
     live.epoch.set_xdata([epoch, epoch])
-    text = (f"epoch {epoch}: accuracy {accuracy:.1%} ({int(np.sum(~wrong))}/{len(A)}); "
-            f"unlabelled members {correct_u}/{len(unlabelled)} correct; training loss {losses[epoch]:.4f}")
+    correct = int(np.sum(~wrong))
+    text = readout(f"epoch {epoch}: accuracy {accuracy:.1%} ({correct}/{len(A)}); "
+                   f"unlabelled members {correct_u}/{len(unlabelled)} correct; training loss {losses[epoch]:.4f}",
+                   epoch=epoch, accuracy=accuracy, correct=correct, nodes=len(A), unlabelled_correct=correct_u,
+                   unlabelled=len(unlabelled), loss=float(losses[epoch]))
     return live, text
 
 

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ..drivers.ch08_tricks import train_digits_mlp  # the recipe's loop (given), importable here as before
-from .explorer import Explorer, cached, frozen
+from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, decade_limits, kept_figure, plain_log_axis
 
 __all__ = [
@@ -138,8 +138,10 @@ def render_activation_stats(scheme, activation, depth, *, activation_stds, width
         line.set_zorder(2.1 if chosen else 2.0)  # the selected curve over the others
     last = curves[scheme][depth - 1]
     others = ", ".join(f"{s} {curves[s][depth - 1]:.3g}" for s in SCHEMES if s != scheme)
-    text = (f"{scheme} + {activation}: std at layer {depth} = <b>{last:.3g}</b> "
-            f"(input std 1; {others})")
+    text = readout(f"{scheme} + {activation}: std at layer {depth} = <b>{last:.3g}</b> "
+                   f"(input std 1; {others})",
+                   scheme=scheme, activation=activation, depth=depth, std=float(last),
+                   **{f"std_{s}": float(curves[s][depth - 1]) for s in SCHEMES})
     return live, text
 
 
@@ -228,7 +230,10 @@ def render_optimizer_race(lr, momentum, adam_lr, steps, *, sgd_momentum_step, ad
         finals.append((name, None if diverged else _race_loss(path[-1])))
     live.title.set_text(f"L = ½ θᵀHθ, eigenvalues 1 and 25, {steps} steps, momentum {momentum:.2f}")
     parts = [f"{name}: {'diverged' if loss is None else f'{loss:.3g}'}" for name, loss in finals]
-    text = f"final loss after {steps} steps — " + ", ".join(parts)
+    (_, sgd_loss), (_, momentum_loss), (_, adam_loss) = finals
+    text = readout(f"final loss after {steps} steps — " + ", ".join(parts),  # a loss is None when it diverged
+                   steps=steps, momentum=float(momentum), sgd_loss=sgd_loss, momentum_loss=momentum_loss,
+                   adam_loss=adam_loss)
     return live, text
 
 
@@ -429,10 +434,13 @@ def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, 
     name = init + "".join(f" + {label}" for label, on in (("dropout", use_dropout), ("batch norm", batch_norm),
                                                          ("weight decay", weight_decay),
                                                          ("label smoothing", label_smoothing)) if on)
-    text = (f"{name}: final validation loss <b>{run['val_ce']:.3f}</b> (bare {bare['val_ce']:.3f}), "
-            f"validation accuracy {run['val_accuracy']:.1%}, training loss {run['train_loss'][-1]:.3f}; "
-            f"activation std per layer at the last step "
-            f"{', '.join(f'{v:.2f}' for v in run['act_std'][1])}")
+    text = readout(f"{name}: final validation loss <b>{run['val_ce']:.3f}</b> (bare {bare['val_ce']:.3f}), "
+                   f"validation accuracy {run['val_accuracy']:.1%}, training loss {run['train_loss'][-1]:.3f}; "
+                   f"activation std per layer at the last step "
+                   f"{', '.join(f'{v:.2f}' for v in run['act_std'][1])}",
+                   recipe=name, val_loss=float(run["val_ce"]), bare_val_loss=float(bare["val_ce"]),
+                   accuracy=float(run["val_accuracy"]), train_loss=float(run["train_loss"][-1]),
+                   act_std=[float(v) for v in run["act_std"][1]])
     return live, text
 
 
@@ -554,9 +562,13 @@ def render_loop_recipe(init, use_layer_norm, use_weight_norm, *, train_digits, i
     live.acc.set_data(ep, run["val_accuracy"])
     name = init + "".join(f" + {label}" for label, on in (("layer norm", use_layer_norm),
                                                          ("weight norm", use_weight_norm)) if on)
-    text = (f"{name}: final validation loss <b>{run['val_loss'][-1]:.3f}</b> (bare {bare['val_loss'][-1]:.3f}), "
-            f"validation accuracy {run['val_accuracy'][-1]:.1%} (bare {bare['val_accuracy'][-1]:.1%}), "
-            f"training loss in the last epoch {run['train_loss'][-1]:.3f}")
+    text = readout(f"{name}: final validation loss <b>{run['val_loss'][-1]:.3f}</b> "
+                   f"(bare {bare['val_loss'][-1]:.3f}), "
+                   f"validation accuracy {run['val_accuracy'][-1]:.1%} (bare {bare['val_accuracy'][-1]:.1%}), "
+                   f"training loss in the last epoch {run['train_loss'][-1]:.3f}",
+                   recipe=name, val_loss=float(run["val_loss"][-1]), bare_val_loss=float(bare["val_loss"][-1]),
+                   accuracy=float(run["val_accuracy"][-1]), bare_accuracy=float(bare["val_accuracy"][-1]),
+                   train_loss=float(run["train_loss"][-1]))
     return live, text
 
 
@@ -637,9 +649,11 @@ def render_targets(temperature, smoothing, *, cross_entropy, distillation_loss, 
         rect.set_height(v)
     live.title1.set_text(f"teacher softmax(z / T), T = {T:g}, H = {teacher_entropy:.2f} nats")
     live.title2.set_text(f"smoothed one-hot, ε = {eps:g}, H = {target_entropy:.2f} nats")
-    text = (f"T = {T:g}: teacher entropy {teacher_entropy:.3f} nats (max log {k} = {np.log(k):.3f}), "
-            f"student distillation loss {distill:.3f}; ε = {eps:g}: target entropy {target_entropy:.3f} nats, "
-            f"student cross-entropy {ce:.3f}")
+    text = readout(f"T = {T:g}: teacher entropy {teacher_entropy:.3f} nats (max log {k} = {np.log(k):.3f}), "
+                   f"student distillation loss {distill:.3f}; ε = {eps:g}: target entropy {target_entropy:.3f} nats, "
+                   f"student cross-entropy {ce:.3f}",
+                   temperature=T, smoothing=eps, teacher_entropy=teacher_entropy, max_entropy=float(np.log(k)),
+                   distillation_loss=distill, target_entropy=target_entropy, cross_entropy=ce)
     return live, text
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedFormatter, FixedLocator, NullLocator
 
-from .explorer import Explorer, RenderCache, cached, frozen, when_idle
+from .explorer import Explorer, RenderCache, cached, frozen, readout, when_idle
 from .picture import LiveFigure, kept_figure, round_limits
 
 __all__ = [
@@ -209,16 +209,20 @@ def render_recall(stored, digit, flipped, sweep, seed, *, hebbian_weights, energ
     live.marker.set_data([boundaries[k]], [energies[boundaries[k]]])
 
     if final_wrong == 0:
-        outcome = "recalled the stored digit"
+        outcome, ending = "recalled the stored digit", "recalled"
     elif np.array_equal(final, -target):
-        outcome = "ended in the negative of the stored digit"
+        outcome, ending = "ended in the negative of the stored digit", "negative"
     else:
-        outcome = f"ended in a spurious state {final_wrong} bits away from the stored digit"
-    readout = (f"{stored} digits stored (load {stored / N_BITS:.3f}); digit {t} (a {labels[bank[t]]}) with "
-               f"{flipped} bits flipped; sweep {k} of {sweeps}: energy {energies[boundaries[k]]:.3f} "
-               f"(start {energies[0]:.3f}), {wrong} bits off · {outcome} after {sweeps} sweeps; "
-               f"energy rose {rises} times")
-    return live, readout
+        outcome, ending = f"ended in a spurious state {final_wrong} bits away from the stored digit", "spurious"
+    text = readout(f"{stored} digits stored (load {stored / N_BITS:.3f}); digit {t} (a {labels[bank[t]]}) with "
+                   f"{flipped} bits flipped; sweep {k} of {sweeps}: energy {energies[boundaries[k]]:.3f} "
+                   f"(start {energies[0]:.3f}), {wrong} bits off · {outcome} after {sweeps} sweeps; "
+                   f"energy rose {rises} times",
+                   stored=stored, load=stored / N_BITS, digit=t, label=int(labels[bank[t]]), flipped=flipped,
+                   sweep=k, sweeps=sweeps, energy=float(energies[boundaries[k]]), start_energy=float(energies[0]),
+                   stored_energy=stored_energy, bits_off=wrong, outcome=ending, final_bits_off=final_wrong,
+                   energy_rises=rises)
+    return live, text
 
 
 def recall_explorer(*, hebbian_weights, energy, async_sweep):
@@ -395,22 +399,27 @@ def render_capacity(n, *, hebbian_weights, stable_fraction, crosstalk, flip_prob
     measured2.set_data(loads, np.where(unstable > 0, unstable, np.nan))
     estimate2.set_data(s_all / n, p)
     live.title.set_text(f"fraction of stored patterns that are fixed points, n = {n}")
-    recall_text = ""
+    recall_text, recall_values = "", {}
     if recall is not None:
         recall_x, recall_y = _recall_curve(cache, n, hebbian_weights, recall)
         live.recall_line.set_data(recall_x, recall_y)
         below, above = recall_y[recall_x < 0.12], recall_y[recall_x > 0.16]
         recall_text = (f" · wrong bits after recall: at most {below.max():.1%} below load 0.12, "
                        f"{above.mean():.1%} on average above 0.16")
+        recall_values = {"recall_wrong_below": float(below.max()), "recall_wrong_above": float(above.mean())}
 
     s_c = int(round(CAPACITY * n))
     k = int(np.argmin(np.abs(svals - s_c)))
     p_c = float(flip_probability(s_c, n))
-    readout = (f"n = {n}: at s = {s_c} (load {s_c / n:.3f}) the erf estimate gives p = {p_c:.2%} unstable bits "
-               f"and (1 − p)^n = {(1 - p_c) ** n:.2f} stable patterns; measured at s = {svals[k]}: "
-               f"{stable[k]:.2f} stable, {unstable[k]:.2%} unstable bits · the same load at n = 1000 "
-               f"would leave (1 − p)^1000 = {(1 - float(flip_probability(138, 1000))) ** 1000:.3f}" + recall_text)
-    return live, readout
+    stable_1000 = (1 - float(flip_probability(138, 1000))) ** 1000
+    text = readout(f"n = {n}: at s = {s_c} (load {s_c / n:.3f}) the erf estimate gives p = {p_c:.2%} unstable bits "
+                   f"and (1 − p)^n = {(1 - p_c) ** n:.2f} stable patterns; measured at s = {svals[k]}: "
+                   f"{stable[k]:.2f} stable, {unstable[k]:.2%} unstable bits · the same load at n = 1000 "
+                   f"would leave (1 − p)^1000 = {stable_1000:.3f}" + recall_text,
+                   n=n, s=s_c, load=s_c / n, flip_probability=p_c, stable_estimate=(1 - p_c) ** n,
+                   measured_s=int(svals[k]), stable=float(stable[k]), unstable_bits=float(unstable[k]),
+                   stable_estimate_1000=stable_1000, **recall_values)
+    return live, text
 
 
 def capacity_explorer(*, hebbian_weights, stable_fraction, crosstalk, flip_probability, recall=None):
@@ -508,10 +517,12 @@ def render_modern_hopfield(beta, digit, damage, *, modern_hopfield_update, cache
         bar.set_height(weights[j])
         bar.set_color("tab:red" if j == t else "tab:blue")
     live.title.set_text(f"softmax weights, β = {beta:.3g}")
-    readout = (f"β = {beta:.3g}: largest weight {weights[top]:.3f} on stored pattern {top} (a {labels[top]}); "
-               f"the query came from pattern {t} (a {labels[t]}); effective number of patterns averaged "
-               f"1/Σp² = {n_eff:.2f}; RMS distance of the output to pattern {t}: {rms:.3f}")
-    return live, readout
+    text = readout(f"β = {beta:.3g}: largest weight {weights[top]:.3f} on stored pattern {top} (a {labels[top]}); "
+                   f"the query came from pattern {t} (a {labels[t]}); effective number of patterns averaged "
+                   f"1/Σp² = {n_eff:.2f}; RMS distance of the output to pattern {t}: {rms:.3f}",
+                   beta=float(beta), largest_weight=float(weights[top]), top=top, top_label=int(labels[top]),
+                   digit=t, label=int(labels[t]), damage=damage, effective_patterns=n_eff, rms=rms)
+    return live, text
 
 
 def modern_hopfield_explorer(*, modern_hopfield_update):

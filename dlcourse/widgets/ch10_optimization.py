@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from .explorer import Explorer, cached, frozen
+from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, kept_figure, plain_log_axis
 
 __all__ = ["momentum_explorer", "render_momentum", "noise_floor_explorer", "render_noise_floor",
@@ -153,9 +153,14 @@ def render_momentum(kappa, lr_times_L, beta, steps, polyak, *, gradient_descent,
 
     diverges = lr > 2.0
     hb_text = f"heavy ball{' (Polyak: lr·L = %.3f, β = %.3f)' % (hb_lr, hb_beta) if polyak else ''}"
-    text = (f"κ = {kappa:.3g}, lr = {lr:.2f}/L{' > 2/L' if diverges else ''}, β = {beta:.2f}, after {steps} steps: "
-            f"gradient descent {fmt(finals['gradient descent'])} (PL bound {bound[-1]:.2e}), "
-            f"{hb_text} {fmt(finals['heavy ball'])}, Nesterov {fmt(finals['Nesterov'])}")
+    text = readout(f"κ = {kappa:.3g}, lr = {lr:.2f}/L{' > 2/L' if diverges else ''}, β = {beta:.2f}, "
+                   f"after {steps} steps: "
+                   f"gradient descent {fmt(finals['gradient descent'])} (PL bound {bound[-1]:.2e}), "
+                   f"{hb_text} {fmt(finals['heavy ball'])}, Nesterov {fmt(finals['Nesterov'])}",
+                   kappa=kappa, lr_times_L=lr, beta=beta, steps=steps, beyond_2_over_L=diverges, polyak=bool(polyak),
+                   heavy_ball_lr_times_L=hb_lr, heavy_ball_beta=hb_beta,
+                   gradient_descent_gap=finals["gradient descent"], pl_bound=float(bound[-1]),
+                   heavy_ball_gap=finals["heavy ball"], nesterov_gap=finals["Nesterov"])
     return live, text
 
 
@@ -288,9 +293,12 @@ def render_noise_floor(batch_size, lr, *, minibatch_sgd, seed=0, cache=None):
     live.estimate.set_ydata([estimate, estimate] if estimate > 0 else [np.nan, np.nan])
     live.reshuffled.set_ydata([reshuffled, reshuffled] if reshuffled > 0 else [np.nan, np.nan])
     floor_text = f"{floor:.2e}" if finite else "diverged"
-    text = (f"batch {B}, lr {lr:.3g}: floor (mean excess loss over the last {tail} steps) {floor_text}; "
-            f"estimate for independent batches {estimate:.2e}; for reshuffled epochs {reshuffled:.2e}; "
-            f"full batch {full_floor:.1e}")
+    text = readout(f"batch {B}, lr {lr:.3g}: floor (mean excess loss over the last {tail} steps) {floor_text}; "
+                   f"estimate for independent batches {estimate:.2e}; for reshuffled epochs {reshuffled:.2e}; "
+                   f"full batch {full_floor:.1e}",
+                   batch_size=B, lr=lr, tail_steps=tail, floor=floor, diverged=not finite,
+                   independent_estimate=float(estimate), reshuffled_estimate=float(reshuffled),
+                   full_batch_floor=full_floor)
     return live, text
 
 

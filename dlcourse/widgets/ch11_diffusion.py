@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 from dlcourse.drivers.ch11_diffusion import RING_SIGMA, eps_function, ring_centres, ring_data, train_eps_model
 
-from .explorer import Explorer, RenderCache, cached, frozen
+from .explorer import Explorer, RenderCache, cached, frozen, readout
 from .picture import LiveFigure, kept_figure
 
 __all__ = ["T", "SCHEDULES", "forward_schedule", "render_forward", "forward_explorer",
@@ -108,9 +108,11 @@ def render_forward(schedule="linear", t=100, *, linear_betas, cosine_alpha_bars,
     live.level.set_xdata([t, t])
     correlation = float(np.corrcoef(dt.ravel(), digit.ravel())[0, 1])
     radius = float(np.sqrt((xt ** 2).sum(1)).mean())
-    return live, (f"{schedule} schedule, t = {t}: ᾱ_t = {abar[t]:.4f}, signal √ᾱ_t = {np.sqrt(abar[t]):.3f}, "
-                  f"noise √(1 − ᾱ_t) = {np.sqrt(1 - abar[t]):.3f} · ring: mean radius {radius:.2f} (data 1.5) · "
-                  f"digit: correlation with the clean digit {correlation:.2f}")
+    return live, readout(f"{schedule} schedule, t = {t}: ᾱ_t = {abar[t]:.4f}, signal √ᾱ_t = {np.sqrt(abar[t]):.3f}, "
+                         f"noise √(1 − ᾱ_t) = {np.sqrt(1 - abar[t]):.3f} · ring: mean radius {radius:.2f} "
+                         f"(data 1.5) · digit: correlation with the clean digit {correlation:.2f}",
+                         schedule=schedule, t=t, alpha_bar=float(abar[t]), signal=float(np.sqrt(abar[t])),
+                         noise=float(np.sqrt(1 - abar[t])), mean_radius=radius, correlation=correlation)
 
 
 def forward_explorer(*, linear_betas, cosine_alpha_bars, alpha_bars, q_sample):
@@ -213,8 +215,10 @@ def render_reverse(t=T - 1, *, run, predict_x0, cache=None, **trained_with):
     live.points[1].set_offsets(np.clip(x0, -2 * LIMIT, 2 * LIMIT))
     nearest = np.sqrt(((x0[:, None, :] - ring_centres()[None]) ** 2).sum(-1)).min(1)
     step = "the output of ddpm_sample" if t < 0 else f"t = {t} (ᾱ_t = {run.abar[t]:.4f})"
-    return live, (f"{step}: spread of x_t {float(x.std()):.2f}; predicted x0 within 0.5 of a blob centre: "
-                  f"{float(np.mean(nearest < 0.5)):.0%} (data: 99 %, blobs of std {RING_SIGMA})")
+    spread, near = float(x.std()), float(np.mean(nearest < 0.5))
+    return live, readout(f"{step}: spread of x_t {spread:.2f}; predicted x0 within 0.5 of a blob centre: "
+                         f"{near:.0%} (data: 99 %, blobs of std {RING_SIGMA})",
+                         t=t, alpha_bar=None if t < 0 else float(run.abar[t]), spread=spread, near_centre=near)
 
 
 def reverse_explorer(*, run, predict_x0):
@@ -273,9 +277,13 @@ def render_score(t=300, *, run, gaussian_mixture_score, score_from_eps, cache=No
     live.means.set_offsets(means)
     error = np.sqrt(((model - exact) ** 2).sum(1)) / np.maximum(np.sqrt((exact ** 2).sum(1)), 1e-12)
     near = np.sqrt(((GRID[:, None, :] - means[None]) ** 2).sum(-1)).min(1) < max(2 * sigma_t, 0.5)
-    return live, (f"t = {t}: ᾱ_t = {a:.4f}, noised blobs of std {sigma_t:.3f} · relative difference of the "
-                  f"model's score: median {float(np.median(error)):.2f} on the grid, "
-                  f"{float(np.median(error[near])) if near.any() else float('nan'):.2f} near the blobs")
+    median_error = float(np.median(error))
+    median_error_near = float(np.median(error[near])) if near.any() else float("nan")
+    return live, readout(f"t = {t}: ᾱ_t = {a:.4f}, noised blobs of std {sigma_t:.3f} · relative difference of the "
+                         f"model's score: median {median_error:.2f} on the grid, "
+                         f"{median_error_near:.2f} near the blobs",
+                         t=t, alpha_bar=float(a), blob_std=sigma_t, median_error=median_error,
+                         median_error_near=median_error_near)
 
 
 def score_explorer(*, run, gaussian_mixture_score, score_from_eps):

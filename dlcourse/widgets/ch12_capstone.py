@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 
 from dlcourse.drivers.ch12_capstone import digit_rows
 
-from .explorer import Explorer
+from .explorer import Explorer, readout
 from .picture import LiveFigure, kept_figure
 
 __all__ = ["VARIANTS", "PIECES", "CapstoneRuns", "render_attention", "attention_explorer", "QUANTITIES",
@@ -111,9 +111,12 @@ def render_attention(digit=0, query=0, *, runs, linear_forward, layernorm_forwar
     live.marker.set_ydata([query, query])
     row = A[int(query)]
     entropy = float(-(row * np.log(np.clip(row, 1e-12, None))).sum())
-    return live, (f"validation digit {int(digit)} (label {int(runs.y_val[int(digit)])}): row {int(query)} attends most "
-                  f"to row {int(row.argmax())} (weight {row.max():.2f}); entropy of its weights {entropy:.2f} nats "
-                  f"(uniform: {np.log(8):.2f})")
+    return live, readout(f"validation digit {int(digit)} (label {int(runs.y_val[int(digit)])}): row {int(query)} "
+                         f"attends most to row {int(row.argmax())} (weight {row.max():.2f}); entropy of its weights "
+                         f"{entropy:.2f} nats (uniform: {np.log(8):.2f})",
+                         digit=int(digit), label=int(runs.y_val[int(digit)]), query=int(query),
+                         attended_row=int(row.argmax()), weight=float(row.max()), entropy=entropy,
+                         uniform_entropy=float(np.log(8)))
 
 
 def attention_explorer(*, runs):
@@ -163,12 +166,15 @@ def render_ablation(quantity="validation accuracy", *, runs, cache=None, **train
     if live.new_background(quantity):
         live.ax.set_ylim(*QUANTITIES[quantity])
         live.ax.set_ylabel(quantity)
-    finals = []
+    finals, last = [], {}
     for line, name in zip(live.lines, names):
         values = _curves(runs.results[name], quantity)
         line.set_data(np.arange(1, len(values) + 1), values)
         finals.append(f"{name} {values[-1]:.3f}")
-    return live, f"{quantity} after the last epoch: " + "; ".join(finals)
+        last[name] = float(values[-1])
+    # ``final``: the quantity after the last epoch, by variant name
+    return live, readout(f"{quantity} after the last epoch: " + "; ".join(finals),
+                         quantity=quantity, final=last)
 
 
 def ablation_explorer(*, runs):
