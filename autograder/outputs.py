@@ -15,6 +15,7 @@ import csv
 import datetime
 import json
 import os
+import sqlite3
 import tempfile
 import warnings
 from pathlib import Path
@@ -44,8 +45,21 @@ def _write_csv(path: Path, rows: list[list]) -> None:
         csv.writer(f).writerows([[csv_cell(v) for v in row] for row in rows])
 
 
+def _new_gradebook(db: Path) -> None:
+    """An empty gradebook stamped with nbgrader's schema version, as nbgrader's ``Gradebook`` stamps a new one,
+    without the ``alembic heads`` command it runs for that (another Python: 2.9 s, measured; and it fails where
+    the environment's bin folder is not on PATH)."""
+    import nbgrader
+    from alembic.script import ScriptDirectory
+    head = ScriptDirectory(os.path.join(os.path.dirname(nbgrader.__file__), "alembic")).get_current_head()
+    with contextlib.closing(sqlite3.connect(db)) as connection, connection:
+        connection.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+        connection.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (head,))
+
+
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:
     from .release import generate
+    _new_gradebook(db)
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp) / "release", assignments, db_url=f"sqlite:///{db}")
 
@@ -249,18 +263,48 @@ def publish(out: Path) -> tuple[int, int]:
         submissions, cells = export_csv(out, results, hand)
         notebooks = regrade.graded_notebooks(out)
         made = _read_json(out / PAGES)
+        pages = []
         for key, r in results.items():
             path = out / "feedback" / r.student / r.assignment / f"{r.assignment}.html"
             name, inputs = f"{r.student}/{r.assignment}", _page_inputs(r, notebooks.get(key))
             if made.get(name) == inputs and path.is_file():
                 continue  # made from the same result, hand grades and notebook already
-            graded = nbformat.read(str(notebooks[key]), as_version=4) if key in notebooks else None
-            page = feedback_html(r, graded)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(scrub(page), encoding="utf-8")
+            pages.append((path, r, notebooks.get(key)))
             made[name] = inputs
+        write_pages(pages)
         (out / PAGES).write_text(json.dumps(made, indent=0, sort_keys=True), encoding="utf-8")
         write_report(out, list(results.values()), {(s["student"], s["assignment"]): (float(s["score"]),
                      float(s["max_score"])) for s in submissions}, float(run.get("elapsed") or 0.0),
                      submissions=submissions, run=run)
     return len(submissions), cells
+
+
+def _write_page(path: Path, result: SubmissionResult, notebook: Path | None) -> None:
+    graded = nbformat.read(str(notebook), as_version=4) if notebook is not None else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(scrub(feedback_html(result, graded)), encoding="utf-8")
+
+
+def _write_share(share: list) -> None:
+    for page in share:
+        _write_page(*page)
+
+
+def write_pages(pages: list[tuple[Path, SubmissionResult, Path | None]]) -> None:
+    """Each (page's path, result, graded notebook) written as its feedback page, on every core: a chapter's
+    pages in one process (its prose and given cells are rendered once there, ``feedback.html_page``), the
+    chapters shared out largest first. In forked copies of this process, and only while it runs one thread
+    (a fork copies no other thread, nor a lock one of them holds); one process otherwise."""
+    import multiprocessing
+    import threading
+    chapters: dict[str, list] = {}
+    for page in pages:
+        chapters.setdefault(page[1].assignment, []).append(page)
+    processes = min(len(chapters), len(os.sched_getaffinity(0)))
+    if processes < 2 or threading.active_count() > 1:
+        return _write_share(pages)
+    shares: list[list] = [[] for _ in range(processes)]
+    for group in sorted(chapters.values(), key=len, reverse=True):
+        min(shares, key=len).extend(group)
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_write_share, shares, chunksize=1)
