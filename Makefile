@@ -59,7 +59,7 @@ work:
 	done
 
 test: setup
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=12
 
 test-browser: setup
 	REQUIRE_BROWSER=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests

@@ -123,5 +123,7 @@ def compare_scores(ours: dict, stock: dict, manifest: dict, kinds=("correct", "u
                 other = theirs.get(grade_id)
                 if other is None or abs(other - score) > 1e-6:
                     differences.append(f"{info['student']} ({info['kind']}) {grade_id}: ours {score}, stock {other}")
-        out[chapter] = {"compared": compared, "differences": differences, "identical": compared > 0 and not differences}
+        # nothing to compare (no reference or blank notebook of the chapter in a small class): no verdict
+        out[chapter] = {"compared": compared, "differences": differences,
+                        "identical": (not differences) if compared else None}
     return out

@@ -33,7 +33,7 @@ def budgets(data: dict) -> list[str]:
         lines.append(f"stock nbgrader sequential / ours --jobs {data['ours']['jobs']} (whole class, both measured): "
                      f"{data['stock_ratio']:.2f}x, budget >= {BUDGET_STOCK_RATIO}x: {verdict(ok)}")
     if data.get("same_scores"):
-        same = all(e["identical"] for e in data["same_scores"].values())
+        same = all(e["identical"] is not False for e in data["same_scores"].values())
         results["scores"] = same
         compared = sum(e["compared"] for e in data["same_scores"].values())
         lines.append(f"scores on reference and blank work identical to stock's ({compared} test cells): "
@@ -70,7 +70,8 @@ def report(data: dict) -> None:
         rows.append([chapter, e["notebooks"], fmt(e["total"], 2), fmt(e["overhead"], 2), fmt(e["correct_total"], 2),
                      fmt(e.get("bare_seconds"), 2), fmt(e.get("bare_ratio"), 2, "x"), fmt(e.get("stock_seconds"), 1),
                      fmt(e.get("ours_share_seconds"), 1), fmt(e.get("stock_ratio"), 1, "x"),
-                     "-" if same is None else ("yes" if same["identical"] else f"NO ({len(same['differences'])})")])
+                     "-" if same is None or same["identical"] is None
+                     else ("yes" if same["identical"] else f"NO ({len(same['differences'])})")])
     print(table(rows, ["chapter", "n", "s/nb", "overhead", "correct s", "bare s", "ours/bare", "stock s",
                        "ours s", "stock/ours", "same scores"]))
     print("  overhead: a job's wall time minus its notebook cells and its checks' calls in the sandbox\n"
