@@ -239,6 +239,12 @@ class _Worker:
 HARD_LIMIT_MARGIN = 120
 
 
+def queue(tasks: list[Task]) -> list[int]:
+    """The order to grade ``tasks`` in (indices): chapter by chapter, the slowest chapters first
+    (``course.grading_order``)."""
+    return sorted(range(len(tasks)), key=lambda i: grading_order(tasks[i].assignment))
+
+
 def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
@@ -246,7 +252,7 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
 
     hard_limit = max(task.limits.notebook_seconds for task in tasks) + HARD_LIMIT_MARGIN
     context = multiprocessing.get_context("forkserver")
-    pending = sorted(range(len(tasks)), key=lambda i: grading_order(tasks[i].assignment))
+    pending = queue(tasks)
     results: dict[int, SubmissionResult] = {}
     tries: dict[int, int] = {}
     workers = [_Worker(context) for _ in range(min(jobs, len(tasks)))]
@@ -297,28 +303,30 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
 
 
 def run_jobs(tasks: list[Task], jobs: int, scheduler: str | None = None) -> list[SubmissionResult]:
+    """The results of ``tasks``, in their order, graded in the queue's (``queue``)."""
     if not tasks:
         return []
     if scheduler:
         from distributed import Client
         with Client(scheduler, timeout="30s") as client:
             client.run(prepare_worker)
-            futures_ = client.map(_safe_job, tasks, pure=False)
+            order = queue(tasks)
+            futures_ = dict(zip(order, client.map(_safe_job, [tasks[i] for i in order], pure=False)))
             results = []
-            for task, future in zip(tasks, futures_):
+            for i, task in enumerate(tasks):
                 try:  # a worker lost on one submission costs only that one
-                    results.append(future.result())
+                    results.append(futures_[i].result())
                 except Exception as exc:  # noqa: BLE001
                     results.append(SubmissionResult.failed(
                         task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
             return results
     if jobs <= 1:
         prepare_worker()
-        results = []
-        for task in tasks:
-            results.append(_safe_job(task))
-            _progress(results[-1], len(results), len(tasks))
-        return results
+        done: dict[int, SubmissionResult] = {}
+        for i in queue(tasks):
+            done[i] = _safe_job(tasks[i])
+            _progress(done[i], len(done), len(tasks))
+        return [done[i] for i in range(len(tasks))]
     return _run_local(tasks, jobs)
 
 

@@ -45,9 +45,11 @@ def chapters() -> list[str]:
 SLOWEST_TO_GRADE = ("ch04_cnn", "ch11_diffusion", "ch07_gnn", "ch06_transformers", "ch05_rnn")
 
 
-def grading_order(chapter: str) -> int:
-    """Sort key of a chapter in a class's queue: the slowest first, every other chapter after them."""
-    return SLOWEST_TO_GRADE.index(chapter) if chapter in SLOWEST_TO_GRADE else len(SLOWEST_TO_GRADE)
+def grading_order(chapter: str) -> tuple[int, str]:
+    """Sort key of a chapter in a class's queue: the slowest first, then the others; a chapter's notebooks
+    one after another, so that a grading process makes each chapter's warm template once (it keeps two), not
+    once per notebook as a class listed student by student would have it."""
+    return (SLOWEST_TO_GRADE.index(chapter) if chapter in SLOWEST_TO_GRADE else len(SLOWEST_TO_GRADE), chapter)
 
 
 def source_path(chapter: str) -> Path:
