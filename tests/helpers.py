@@ -1,6 +1,7 @@
 """Small helpers shared by the widget tests (their fixtures are in tests/conftest.py)."""
 import ast
 import inspect
+import statistics
 
 import pytest
 
@@ -147,3 +148,21 @@ def assert_live_through_every_control(widget, max_full_draws=None):
     if max_full_draws is not None:
         draws = widget.cache.figure.full_draws
         assert draws <= max_full_draws, f"{draws} whole draws of the figure, expected at most {max_full_draws}"
+
+
+def median_update_ms(widget):
+    """The median of the widget's render times, in ms, over moves of every control (a slider to its ends and
+    middle, a menu through every option, a checkbox both ways) and back."""
+    times = []
+    for control in widget.controls.values():
+        original = control.value
+        if isinstance(original, bool):
+            values = [not original]
+        elif hasattr(control, "options"):
+            values = [option[1] if isinstance(option, tuple) else option for option in control.options]
+        else:
+            values = [control.min, type(original)((control.min + control.max) / 2), control.max]
+        for value in values + [original]:
+            control.value = value
+            times.append(widget.last_render_seconds)
+    return 1000 * statistics.median(times)

@@ -1,5 +1,4 @@
 """The widgets of ch10_optimization: controls change the readout; unwritten functions are named; renders are fast."""
-import statistics
 
 import pytest
 
@@ -10,6 +9,7 @@ from tests.helpers import (
     assert_names_missing,
     build,
     counting,
+    median_update_ms,
     missing_function_test,
     needs,
     stub,
@@ -130,26 +130,9 @@ def test_noise_floor_wrong_shape_is_reported(ref):
     assert "one loss per step" in ex.readout.value
 
 
-def _median_update_ms(ex):
-    times = []
-    for name, control in ex.controls.items():
-        original = control.value
-        if isinstance(original, bool):
-            values = [not original, original]
-        elif hasattr(control, "options"):
-            options = list(control.options)
-            values = [options[0], options[len(options) // 2], options[-1], original]
-        else:
-            values = [control.min, (control.min + control.max) / 2, control.max, original]
-        for value in values:
-            control.value = value
-            times.append(ex.last_render_seconds)
-    return 1000 * statistics.median(times)
-
-
 def test_renders_under_100_ms_median(ref):
-    assert _median_update_ms(build(ch10.momentum_explorer, ref)) < 100
-    assert _median_update_ms(build(ch10.noise_floor_explorer, ref)) < 100
+    assert median_update_ms(build(ch10.momentum_explorer, ref)) < 100
+    assert median_update_ms(build(ch10.noise_floor_explorer, ref)) < 100
 
 
 def test_live_pictures_are_current_after_every_move(ref):

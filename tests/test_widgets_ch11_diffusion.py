@@ -1,5 +1,4 @@
 """The widgets of ch11_diffusion: controls change the readout; unwritten functions are named; renders are fast."""
-import statistics
 
 import pytest
 
@@ -10,6 +9,7 @@ from tests.helpers import (
     assert_names_missing,
     build,
     counting,
+    median_update_ms,
     missing_function_test,
     stub,
 )
@@ -114,22 +114,10 @@ def test_score_uses_the_students_functions(ref, run):
     assert len(score.calls) == 2 and score.calls[-1][0].shape == ch11.GRID.shape
 
 
-def _median_update_ms(ex):
-    times = []
-    for control in ex.controls.values():
-        original = control.value
-        values = list(control.options) if hasattr(control, "options") else \
-            [control.min, (control.min + control.max) // 2, control.max]
-        for value in values + [original]:
-            control.value = value
-            times.append(ex.last_render_seconds)
-    return 1000 * statistics.median(times)
-
-
 def test_updates_under_100_ms_median(ref, run):
-    assert _median_update_ms(build(ch11.forward_explorer, ref)) < 100
-    assert _median_update_ms(build(ch11.reverse_explorer, ref, run=run)) < 100
-    assert _median_update_ms(build(ch11.score_explorer, ref, run=run)) < 100
+    assert median_update_ms(build(ch11.forward_explorer, ref)) < 100
+    assert median_update_ms(build(ch11.reverse_explorer, ref, run=run)) < 100
+    assert median_update_ms(build(ch11.score_explorer, ref, run=run)) < 100
 
 
 def test_live_pictures_are_current_after_every_move(ref, run):

@@ -1,11 +1,10 @@
 """The widgets of ch12_capstone: controls change the readout; unwritten functions are named; renders are fast."""
-import statistics
 
 import numpy as np
 import pytest
 
 from dlcourse.widgets import ch12_capstone as ch12
-from tests.helpers import assert_live_through_every_control, assert_names_missing, counting, stub
+from tests.helpers import assert_live_through_every_control, assert_names_missing, counting, median_update_ms, stub
 
 EPOCHS = 3  # the widgets need trained runs, not good ones
 
@@ -77,21 +76,9 @@ def test_runs_missing_a_function_are_named_by_both_widgets(ref, missing):
     assert_names_missing(ch12.ablation_explorer(runs=broken), missing)
 
 
-def _median_update_ms(ex):
-    times = []
-    for control in ex.controls.values():
-        original = control.value
-        values = list(control.options) if hasattr(control, "options") else \
-            [control.min, (control.min + control.max) // 2, control.max]
-        for value in values + [original]:
-            control.value = value
-            times.append(ex.last_render_seconds)
-    return 1000 * statistics.median(times)
-
-
 def test_updates_under_100_ms_median(runs):
-    assert _median_update_ms(ch12.attention_explorer(runs=runs)) < 100
-    assert _median_update_ms(ch12.ablation_explorer(runs=runs)) < 100
+    assert median_update_ms(ch12.attention_explorer(runs=runs)) < 100
+    assert median_update_ms(ch12.ablation_explorer(runs=runs)) < 100
 
 
 def test_live_pictures_are_current_after_every_move(runs):

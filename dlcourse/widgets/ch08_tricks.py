@@ -357,24 +357,31 @@ def recipe_table(*, init_weights, dropout, batchnorm_forward, batchnorm_backward
     return rows
 
 
+def _loss_curves(live: LiveFigure, ax, epochs: int, title: str):
+    """Cross-entropy per epoch on ``ax`` (log scale): this recipe's validation and training curves over the bare
+    recipe's, as ``live.val``, ``live.train``, ``live.bare_val``, ``live.bare_train``. Returns (epochs, ones)."""
+    ep = np.arange(1, epochs + 1)
+    ones = np.ones(epochs)
+    live.bare_val, = live.changes(ax.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation"))
+    live.bare_train, = live.changes(ax.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training"))
+    live.val, = live.changes(ax.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation"))
+    live.train, = live.changes(ax.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training"))
+    ax.set_yscale("log")
+    ax.minorticks_off()
+    ax.set_xlim(0.5, epochs + 0.5)
+    ax.set_xlabel("epoch")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")  # background (a legend costs ~14 ms to draw): the losses stay above it
+    return ep, ones
+
+
 def _recipe_figure(epochs, n_layers) -> LiveFigure:
     """The recipe explorer's axes: curves (left), per-layer statistics as bars (middle, right)."""
     live = LiveFigure(Figure(figsize=(9.6, 3.0)))
     a1, a2, a3 = live.figure.subplots(1, 3, gridspec_kw={"width_ratios": [1.4, 1, 1]})
     live.figure.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.35)  # tight_layout is slow
     live.a1, live.a2, live.a3 = a1, a2, a3
-    ep = np.arange(1, epochs + 1)
-    ones = np.ones(epochs)
-    live.bare_val, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation"))
-    live.bare_train, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training"))
-    live.val, = live.changes(a1.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation"))
-    live.train, = live.changes(a1.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training"))
-    a1.set_yscale("log")
-    a1.minorticks_off()
-    a1.set_xlim(0.5, epochs + 0.5)
-    a1.set_xlabel("epoch")
-    a1.set_title("cross-entropy", fontsize=9)
-    a1.legend(fontsize=7, loc="lower left")  # background (a legend costs ~14 ms to draw): the losses stay above it
+    _loss_curves(live, a1, epochs, "cross-entropy")
     layers = np.arange(1, n_layers + 1)
     live.bars = {}
     for ax, stat, title in ((a2, "act_std", "activation std per layer"), (a3, "grad_std", "weight-gradient std")):
@@ -507,18 +514,7 @@ def _loop_figure(epochs) -> LiveFigure:
     a1, a2 = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [1.3, 1]})
     live.figure.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.25)
     live.a1, live.a2 = a1, a2
-    ep = np.arange(1, epochs + 1)
-    ones = np.ones(epochs)
-    live.bare_val, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.2, label="bare: validation"))
-    live.bare_train, = live.changes(a1.plot(ep, ones, color="0.6", lw=1.0, ls="--", label="bare: training"))
-    live.val, = live.changes(a1.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe: validation"))
-    live.train, = live.changes(a1.plot(ep, ones, color="tab:blue", lw=1.4, ls="--", label="this recipe: training"))
-    a1.set_yscale("log")
-    a1.minorticks_off()
-    a1.set_xlim(0.5, epochs + 0.5)
-    a1.set_xlabel("epoch")
-    a1.set_title("cross-entropy (your cross_entropy)", fontsize=9)
-    a1.legend(fontsize=7, loc="lower left")
+    ep, ones = _loss_curves(live, a1, epochs, "cross-entropy (your cross_entropy)")
     live.bare_acc, = live.changes(a2.plot(ep, ones, color="0.6", lw=1.2, label="bare"))
     live.acc, = live.changes(a2.plot(ep, ones, color="tab:red", lw=1.8, label="this recipe"))
     a2.set_xlim(0.5, epochs + 0.5)
