@@ -225,6 +225,10 @@ def transformer_block(X, params, n_heads, mask=None):
         'only_query_path_to_ln1': swap('dA = dQ @ p["W_q"] + dK @ p["W_k"] + dV @ p["W_v"]', 'dA = dQ @ p["W_q"]'),
         'heads_merged_without_transpose': swap("dQ, dK, dV = merge(dQ), merge(dK), merge(dV)",
                                                "dQ, dK, dV = (Y.reshape(B, T, d) for Y in (dQ, dK, dV))"),
+        'steps_the_callers_parameters': swap(  # right gradients, then an SGD step on the parameters it was given
+            "    return dH + dX_through_attention, {key: g[key] for key in keys}",
+            "    for key in keys:\n        p[key] -= 0.01 * g[key]\n"
+            "    return dH + dX_through_attention, {key: g[key] for key in keys}"),
     },
     'train_char_model': {
         'targets_not_shifted': swap("y = train_ids[starts[:, None] + 1 + np.arange(context)]",
