@@ -66,6 +66,7 @@ test-browser: setup
 
 release: setup
 	$(BIN)/python -m autograder release
+	$(BIN)/python -m autograder prepare
 
 # Into an OUT graded before, hand grades and comments are kept; RESET_HAND_GRADES=1 drops them.
 # DUE="2027-01-15 23:59 UTC": the due date (its time zone is required), for the lateness columns.

@@ -8,6 +8,7 @@ Instructors (the Makefile's targets call these):
     python -m autograder feedback OUT                # after grading by hand: feedback, CSVs and report anew
     python -m autograder export OUT                  # the same (make export)
     python -m autograder release [--check] [CHAPTER ...]   # course/ from solutions/ (nbgrader generate_assignment)
+    python -m autograder prepare [CHAPTER ...]       # what grading makes from the course alone, made ahead
 
 Learners:
 
@@ -96,6 +97,9 @@ def parser() -> OneLineParser:
     release = verb("release", _release, "generate course/ from solutions/ with nbgrader")
     release.add_argument("--check", action="store_true", help="fail when course/ differs from a fresh release")
     release.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
+    prepare = verb("prepare", _prepare, "make what grading derives from the course alone (each chapter's empty "
+                   "gradebook, the feedback pages' released cells) and keep it in .cache/grading/ for later runs")
+    prepare.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
     check = verb("check", _check, "check one notebook, hidden tests included")
     check.add_argument("--json", action="store_true", help="print the grader's result as JSON")
     check.add_argument("--limits", type=limits, default=Limits(), help=LIMITS_HELP)
@@ -172,6 +176,13 @@ def _release(args) -> int:
             raise UsageError("--check compares the whole course/: give no chapter")
         return release.check_fresh()
     release.generate(release.COURSE, only=_known_chapters(args.chapters) or None)
+    return 0
+
+
+def _prepare(args) -> int:
+    from .course import chapters
+    from .outputs import prepare
+    prepare(_known_chapters(args.chapters) or chapters())
     return 0
 
 

@@ -12,6 +12,7 @@ Writing the gradebook, feedback and CSVs happens here, once every job is back.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import multiprocessing
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from .course import chapters, grading_order
 from .errors import UsageError
-from .job import grade_submission, prepare_worker
+from .job import grade_submission, prepare_worker, warm_modules
 from .outputs import private_files, write_outputs
 from .preflight import check as preflight
 from .preflight import sandbox_or_refusal
@@ -96,6 +97,8 @@ def discover(submissions: Path, limits: Limits = Limits(), unsafe: bool = False)
             submitted_at, submitted_from = submission_time(folder.path, chosen)
             tasks.append(Task(student, folder.name, expected, path, str(submissions), parts, tuple(problems),
                               submitted_at, submitted_from, unsafe, limits))
+    warm = warm_modules(task.assignment for task in tasks)  # one template per grading process for the class
+    tasks = [dataclasses.replace(task, warm=warm) for task in tasks]
     return tasks, warnings, not_graded(submissions, named, known)
 
 

@@ -15,6 +15,8 @@ before (in this process, keyed by their content and the notebook's metadata) and
 from the page's frame and those pieces: the chapter's prose, given cells and test code are rendered once
 per process, not once per student; a student's answers and verdicts are what is rendered for each.
 ``whole_page`` renders the notebook in one piece; a test finds both pages identical, byte for byte.
+The pieces of a chapter's released notebook (all but a student's answers and verdicts) are kept across runs
+by content (``release_pieces``, in ``course_cache``): a grading run renders only what its students wrote.
 """
 from __future__ import annotations
 
@@ -31,7 +33,8 @@ from markupsafe import Markup
 
 from dlcourse import vocabulary
 
-from .course import grade_id, role, split_hidden
+from . import course_cache
+from .course import ROOT, grade_id, read, release_path, role, split_hidden
 from .result import CellVerdict, HandGrade, SubmissionResult
 from .text import clean_html, one_block, scrub, verbatim
 
@@ -280,3 +283,42 @@ def html_page(nb: nbformat.NotebookNode) -> str:
     if pieces is None:
         return whole_page(nb)
     return _with_policy(frame[0] + "".join(pieces) + frame[1])
+
+
+# ------------------------------------------------------------------ a chapter's release, kept by content
+
+_RENDERER = [Path(__file__), Path(__file__).parent / "text.py", *sorted((Path(__file__).parent / "templates").glob("*"))]
+
+
+def release_pieces(chapter: str) -> int:
+    """Put the pieces of ``chapter``'s released notebook, as every page shows them (its prose, given cells, test
+    cells' public code), in this process's cache: read from ``course_cache``, or rendered and kept there.
+    Keyed by the release, the renderer's code and its libraries' versions. Returns how many were added."""
+    from .sanitize import sanitize
+    release = read(release_path(chapter))
+    name = "pieces-" + course_cache.digest(
+        chapter, nbformat.writes(release), *course_cache.sources(*_RENDERER),
+        *course_cache.versions("nbconvert", "bleach", "pygments", "mistune", "beautifulsoup4", "jinja2", "nbformat"),
+        ROOT) + ".json"
+    kept = course_cache.load(name)
+    if kept is not None:
+        try:
+            entry = json.loads(kept)
+            _FRAMES.update({key: tuple(frame) for key, frame in entry["frames"].items()})
+            for key, html in entry["pieces"].items():
+                _PIECES.setdefault(key, html)
+            return len(entry["pieces"])
+        except (ValueError, KeyError, TypeError):
+            pass  # unreadable: made anew
+    notebook, _ = sanitize(release, release)
+    stand_ins = [CellVerdict(grade_id(c), 0.0, 0.0) for c in notebook.cells if role(c) == "tests"]
+    nb = autograded_notebook(SubmissionResult("", chapter, chapter, cells=stand_ins,
+                                              notebook_json=nbformat.writes(notebook)))
+    frame = _frame(nb.metadata)
+    if frame is None or _pieces(nb, frame) is None:
+        return 0
+    context = _digest(nb.metadata)
+    keys = [_digest([context, part, cell]) for c in nb.cells for part, cell in _parts(c) if part != "outputs"]
+    pieces = {key: _PIECES[key] for key in keys if key in _PIECES}
+    course_cache.save(name, json.dumps({"frames": {context: list(frame)}, "pieces": pieces}).encode("utf-8"))
+    return len(pieces)

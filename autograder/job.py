@@ -73,6 +73,23 @@ def _preload(cells) -> tuple[str, ...]:
     return tuple(module for name, module in PRELOADABLE.items() if re.search(rf"\b{name}\b", text))
 
 
+def _drivers(chapter: Chapter) -> list[tuple[str, str]]:
+    """(name, code) of what the chapter's checks run in the sandbox: drivers in test cells, its drivers module."""
+    drivers = [("driver", c.source) for c in chapter.cells("tests") if "in_student_process" in c.source]
+    return drivers + [("drivers", _drivers_source(chapter.name))]
+
+
+def warm_modules(assignments) -> tuple[str, ...]:
+    """The heavy modules the sandboxes of these chapters' released notebooks preload (``Task.warm``)."""
+    modules: list[str] = []
+    for assignment in sorted(set(assignments)):
+        chapter = Chapter.load(assignment)
+        for module in _preload(sandbox_cells(read(release_path(assignment))) + _drivers(chapter)):
+            if module not in modules:
+                modules.append(module)
+    return tuple(modules)
+
+
 class PhaseClock:
     """Seconds per phase of one job, summed over restarts: ``SubmissionResult.timings`` (``result.TIMINGS``)."""
 
@@ -97,8 +114,8 @@ class PhaseClock:
 class Runner:
     """A sandbox with the notebook's code in it, restarted (code replayed) after a crash or timeout."""
 
-    def __init__(self, cells, limits, preload, budget_end, max_starts=3, unsafe=False):
-        self.cells, self.limits, self.preload, self.unsafe = cells, limits, preload, unsafe
+    def __init__(self, cells, limits, preload, budget_end, max_starts=3, unsafe=False, warm=()):
+        self.cells, self.limits, self.preload, self.unsafe, self.warm = cells, limits, preload, unsafe, warm
         self.budget_end, self.starts, self.max_starts = budget_end, 0, max_starts
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
@@ -120,7 +137,7 @@ class Runner:
         while self.starts < self.max_starts and time.monotonic() < self.budget_end:
             self.starts += 1
             with self.clock.phase("sandbox_start"):
-                box = Sandbox(self.limits, self.preload, self.unsafe).start()
+                box = Sandbox(self.limits, self.preload, self.unsafe, self.warm).start()
             self.isolation = box.isolation
             current = "prelude"
             try:
@@ -238,10 +255,8 @@ def grade_submission(task: Task) -> SubmissionResult:
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    drivers = [("driver", c.source) for c in chapter.cells("tests") if "in_student_process" in c.source]
-    drivers += [("drivers", _drivers_source(task.assignment))]
-    runner = Runner(cells, limits, _preload(cells + drivers), started + limits.notebook_seconds,
-                    unsafe=task.unsafe)
+    runner = Runner(cells, limits, _preload(cells + _drivers(chapter)), started + limits.notebook_seconds,
+                    unsafe=task.unsafe, warm=task.warm)
     verdicts: list[CellVerdict] = []
     status = Outcome.GRADED
     try:

@@ -57,11 +57,70 @@ def _new_gradebook(db: Path) -> None:
         connection.execute("INSERT INTO alembic_version (version_num) VALUES (?)", (head,))
 
 
-def _populate_gradebook(db: Path, assignments: list[str]) -> None:
+# nbgrader's tables that generate_assignment fills (the course's chapters; no student, no grade), parents first
+SKELETON_TABLES = ("course", "assignment", "notebook", "base_cell", "grade_cells", "solution_cells", "task_cells",
+                   "source_cell")
+
+
+def chapter_gradebook(assignment: str) -> bytes:
+    """The empty gradebook of one chapter as nbgrader's ``generate_assignment`` makes it: kept by content
+    (``course_cache``: the chapter's source, nbgrader's version and settings), made where not kept."""
+    import nbgrader
+
+    from . import course_cache
+    from .course import source_path
     from .release import generate
-    _new_gradebook(db)
+    name = "gradebook-" + course_cache.digest(
+        assignment, source_path(assignment).read_bytes(), nbgrader.__version__,
+        *course_cache.sources(*(Path(__file__).parent / f for f in ("nbgrader_settings.py", "release.py",
+                                                                     "outputs.py")))) + ".db"
+    kept = course_cache.load(name)
+    if kept is not None:
+        return kept
     with tempfile.TemporaryDirectory() as tmp:
-        generate(Path(tmp) / "release", assignments, db_url=f"sqlite:///{db}")
+        db = Path(tmp) / "gradebook.db"
+        _new_gradebook(db)
+        generate(Path(tmp) / "release", [assignment], db_url=f"sqlite:///{db}")
+        data = db.read_bytes()
+    course_cache.save(name, data)
+    return data
+
+
+def _prepare_chapter(assignment: str) -> None:
+    from .feedback import release_pieces
+    chapter_gradebook(assignment)
+    release_pieces(assignment)
+
+
+def prepare(assignments: list[str]) -> None:
+    """Make and keep (``course_cache``) what grading derives from these chapters alone: each one's empty
+    gradebook and its released cells as the feedback pages show them; a chapter per process, on every core."""
+    import multiprocessing
+    import threading
+    processes = min(len(assignments), len(os.sched_getaffinity(0)))
+    if processes < 2 or threading.active_count() > 1:
+        for assignment in assignments:
+            _prepare_chapter(assignment)
+        return
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_prepare_chapter, assignments, chunksize=1)
+
+
+def _populate_gradebook(db: Path, assignments: list[str]) -> None:
+    """An empty gradebook of these chapters at ``db``: the first chapter's, the others' rows added to it (each
+    chapter's own ids: nbgrader draws them at random)."""
+    db.write_bytes(chapter_gradebook(assignments[0]))
+    with tempfile.TemporaryDirectory() as tmp, contextlib.closing(sqlite3.connect(db, isolation_level=None)) as c:
+        for assignment in assignments[1:]:
+            part = Path(tmp) / f"{assignment}.db"
+            part.write_bytes(chapter_gradebook(assignment))
+            c.execute("ATTACH DATABASE ? AS part", (str(part),))
+            c.execute("BEGIN")
+            for table in SKELETON_TABLES:
+                c.execute(f"INSERT {'OR IGNORE ' if table == 'course' else ''}INTO main.{table} "
+                          f"SELECT * FROM part.{table}")
+            c.execute("COMMIT")
+            c.execute("DETACH DATABASE part")
 
 
 def write_gradebook(out: Path, results: list[SubmissionResult], due: dict, db: Path | None = None) -> None:
@@ -286,6 +345,9 @@ def _write_page(path: Path, result: SubmissionResult, notebook: Path | None) -> 
 
 
 def _write_share(share: list) -> None:
+    from .feedback import release_pieces
+    for chapter in dict.fromkeys(result.assignment for _, result, _ in share):
+        release_pieces(chapter)  # its prose, given cells and test code: kept from an earlier run, or rendered once
     for page in share:
         _write_page(*page)
 

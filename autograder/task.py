@@ -23,3 +23,6 @@ class Task:
     submitted_from: str | None = None   # what says so: "timestamp.txt" or "file mtime"
     unsafe: bool = False                # no sandbox can be made here and grading without one was asked for
     limits: Limits = Limits()           # the sandbox's bounds, set once at the front end
+    # libraries a grading process's warm template may import beyond this notebook's: the run's chapters' (so one
+    # template serves them all, its imports paid once per process, not once per chapter: ``sandbox.template``)
+    warm: tuple[str, ...] = ()

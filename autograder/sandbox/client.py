@@ -74,9 +74,9 @@ class Sandbox:
     instructor who asked for it explicitly. ``isolation`` says which one runs.
     """
 
-    def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False):
+    def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False, warm: tuple = ()):
         self.limits = Limits.from_mapping(limits)
-        self.process = Process(self.limits, list(preload), unsafe)
+        self.process = Process(self.limits, list(preload), unsafe, tuple(warm))
         self.sock = None
         self.callbacks: dict[int, object] = {}
         self.handles: dict[int, Handle] = {}

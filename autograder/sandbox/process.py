@@ -48,8 +48,9 @@ class Process:
     """One sandbox process. ``isolation`` says how it was made: "bubblewrap" (with the controls it lacks,
     if any) or "none (<why>)"."""
 
-    def __init__(self, limits: Limits, preload: list, unsafe: bool):
+    def __init__(self, limits: Limits, preload: list, unsafe: bool, warm: tuple = ()):
         self.limits, self.preload, self.unsafe = Limits.from_mapping(limits), preload, unsafe
+        self.warm = warm  # what a template made for it may preload too (``Task.warm``)
         self.isolation = None  # once started
         self.proc = None       # the Popen of the sandbox (bwrap, or the interpreter itself)
         self.pid = None        # its process (and process group) id
@@ -125,7 +126,7 @@ class Process:
         sandbox_env.pop(protocol.CONFIG_VARIABLE)
         fonts = font_cache()
         template_env = {**sandbox_env, **({"MPLCONFIGDIR": os.path.dirname(fonts)} if fonts else {})}
-        warm = template.template(tuple(self.preload), template_env)
+        warm = template.template(tuple(self.preload), template_env, self.warm)
         proc = warm.spawn(sock_fd, {"env": sandbox_env, "limits": config["limits"], "nproc": config.get("nproc"),
                                     "cgroups": list(self.group.paths.values()),
                                     "layout": isolation.layout(self.limits.disk_bytes, _matplotlib_files())})

@@ -7,7 +7,9 @@ gets its own namespaces, root, sized tmpfs, cgroups, uid, capabilities and secco
 student's first line (``template_server`` says how), so a sandbox starts in milliseconds instead of
 seconds. Nothing of a student's is ever sent to a template: only limits, environment, layout, filter.
 
-``templates(preload)`` is the per-process cache (``MAX_TEMPLATES`` of them, least recently used first out).
+``template(preload, env, warm)`` is the per-process cache (``MAX_TEMPLATES`` of them, least recently used first
+out): a template serves every sandbox whose preload it has imported; made for a class (``warm``), it imports
+every chapter's libraries once, so one template per grading process serves the whole class.
 Where no template can be made or used (``AUTOGRADER_WARM=0``, the unsafe mode, a failed check of the
 template), ``process.Process`` starts the sandbox cold through bubblewrap, with the same bounds.
 """
@@ -156,17 +158,21 @@ _cache: dict[tuple, Template] = {}
 _cache_lock = threading.Lock()
 
 
-def template(preload: tuple, env: dict) -> Template:
-    """This process's template for ``preload`` (made on first use; the least recently used beyond
-    ``MAX_TEMPLATES`` is closed)."""
-    key = tuple(preload)
+def template(preload: tuple, env: dict, warm: tuple = ()) -> Template:
+    """This process's template for ``preload``: a live one that has imported at least those modules (the most
+    recently used), or a new one importing ``preload`` and then ``warm`` (``Task.warm``: the other modules the
+    run's chapters preload, so that it serves them all). The least recently used beyond ``MAX_TEMPLATES`` is
+    closed."""
+    wanted = set(preload)
     with _cache_lock:
-        found = _cache.pop(key, None)
-        if found is not None and not found.alive():
-            found.close()
-            found = None
-        if found is None:
+        for key in [key for key, found in _cache.items() if not found.alive()]:
+            _cache.pop(key).close()
+        key = next((key for key in reversed(_cache) if wanted <= set(key)), None)
+        if key is None:
+            key = tuple(preload) + tuple(m for m in dict.fromkeys(warm) if m not in wanted)
             found = Template(key, env)
+        else:
+            found = _cache.pop(key)
         _cache[key] = found
         while len(_cache) > MAX_TEMPLATES:
             _cache.pop(next(iter(_cache))).close()

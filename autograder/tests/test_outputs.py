@@ -233,6 +233,69 @@ def test_a_page_assembled_from_cells_rendered_before_is_the_whole_page():
     assert "see &lt;b&gt;me&lt;/b&gt;<br/>after class" in html_page(feedback_notebook(hostile))  # quoted, as text
 
 
+
+def test_a_page_from_a_chapter_kept_by_content_is_the_whole_page(tmp_path, monkeypatch):
+    """Issue 28: a chapter's released cells, rendered once and kept by content (``course_cache``), make the same
+    page as rendering it whole; a later process renders only the student's summary and verdicts; a changed
+    release is a miss, never a stale page."""
+    from autograder import course_cache, feedback
+    monkeypatch.setattr(course_cache, "FOLDER", tmp_path / "cache")
+    monkeypatch.setattr(feedback, "_PIECES", feedback._PIECES.__class__())
+    monkeypatch.setattr(feedback, "_FRAMES", {})
+    kept = feedback.release_pieces(CHAPTER)
+    assert kept > 10 and len(list((tmp_path / "cache").glob("pieces-*.json"))) == 1
+    assert oct((tmp_path / "cache").stat().st_mode & 0o777) == "0o700"
+    feedback._PIECES.clear()
+    feedback._FRAMES.clear()  # a new process: only what was kept
+    assert feedback.release_pieces(CHAPTER) == kept
+    result = fake_result(untouched(CHAPTER), student="ann")  # nothing written: all but the verdicts is the release
+    nb = feedback_notebook(result)
+    before = dict(feedback.RENDERED)
+    assert html_page(nb) == whole_page(nb)
+    assert feedback.RENDERED["rendered"] - before.get("rendered", 0) == 1 + len(result.cells)  # summary, verdicts
+    changed = read(release_path(CHAPTER))
+    changed.cells[0].source += "\n\nOne more sentence."
+    monkeypatch.setattr(feedback, "read", lambda path: changed)
+    feedback.release_pieces(CHAPTER)
+    assert len(list((tmp_path / "cache").glob("pieces-*.json"))) == 2
+
+
+def test_a_gradebook_made_from_chapters_kept_apart_is_nbgraders_own(tmp_path, monkeypatch):
+    """Issue 28: each chapter's empty gradebook is made once (nbgrader's generate_assignment) and kept by
+    content; a class's gradebook joins them, and holds the rows nbgrader's own generation of those chapters
+    makes (ids apart: nbgrader draws them at random)."""
+    import sqlite3
+
+    from autograder import course_cache, outputs
+    from autograder.release import generate
+    monkeypatch.setattr(course_cache, "FOLDER", tmp_path / "cache")
+    some = chapters()[:3]
+    outputs._populate_gradebook(tmp_path / "joined.db", some)
+    assert len(list((tmp_path / "cache").glob("gradebook-*.db"))) == 3
+    outputs._new_gradebook(tmp_path / "nbgrader.db")
+    generate(tmp_path / "release", some, db_url=f"sqlite:///{tmp_path / 'nbgrader.db'}")
+
+    def rows(db):
+        c = sqlite3.connect(db)
+        assignments = dict(c.execute("SELECT id, name FROM assignment"))
+        notebooks = {i: (assignments[a], n) for i, n, a in c.execute("SELECT id, name, assignment_id FROM notebook")}
+        cells = {i: (notebooks[nb], n, t) for i, n, nb, t in c.execute("SELECT id, name, notebook_id, type FROM base_cell")}
+        named = {"assignment_id": assignments, "notebook_id": notebooks}
+        found = {}
+        for (table,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            columns = [r[1] for r in c.execute(f"PRAGMA table_info({table})")]
+            found[table] = sorted(
+                repr(sorted((k, cells[v] if k == "id" and table.endswith("_cells") else named[k][v] if k in named
+                             else v) for k, v in zip(columns, row) if k != "id" or table.endswith("_cells")
+                            or table in ("course", "student")))
+                for row in c.execute(f"SELECT * FROM {table}"))
+        c.close()
+        return found
+    joined, own = rows(tmp_path / "joined.db"), rows(tmp_path / "nbgrader.db")
+    assert len(joined["assignment"]) == 3 and len(joined["grade_cells"]) > 10
+    assert joined == own
+
+
 # ------------------------------------------------------------------ one result model
 
 RESULT_KEYS = ["student", "assignment", "notebook", "status", "problems", "cell_errors", "restarts", "isolation",

@@ -155,3 +155,24 @@ def test_where_no_sandbox_can_be_forked_it_starts_cold(monkeypatch):
             assert box.run_cell("import os\ndef uid():\n    return os.getuid()", "after") is None
             assert box.function("uid")() == 65534
         assert len(template.failures) == min(attempt + 1, template.MAX_FAILURES)
+
+
+def test_one_template_serves_every_chapter_of_a_class(monkeypatch):
+    """Issue 28: a template made for a class (``Task.warm``: every chapter's libraries) serves the sandboxes of
+    each chapter, whatever fewer libraries it needs, its imports paid once; a sandbox that needs a library it
+    has not imported gets a template of its own."""
+    monkeypatch.setattr(template, "_cache", {})
+    warm = ("matplotlib.pyplot", "torch")
+    probe = "import sys\ndef has(name):\n    return name in sys.modules"
+    try:
+        for preload in (("torch",), (), ("matplotlib.pyplot",)):
+            with Sandbox({}, preload=preload, warm=warm) as box:
+                assert box.isolation.startswith(process.WARM)
+                assert box.run_cell(probe, "probe") is None
+                assert box.function("has")("torch") and box.function("has")("matplotlib.pyplot")
+        assert list(template._cache) == [("torch", "matplotlib.pyplot")]
+        with Sandbox({}, preload=("networkx",), warm=warm) as box:
+            assert box.run_cell(probe, "probe") is None and box.function("has")("networkx")
+        assert [set(key) for key in template._cache] == [set(warm), {"networkx", *warm}]
+    finally:
+        template.close_all()
