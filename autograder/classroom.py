@@ -209,9 +209,10 @@ def _progress(result: SubmissionResult, done: int, total: int) -> None:
              result.status, result.seconds)
 
 
-def _worker_loop(conn) -> None:
-    """A grading process: one submission at a time, each result sent back before the next is taken."""
-    prepare_worker()
+def _worker_loop(conn, warm_up: tuple) -> None:
+    """A grading process: warmed up for the class (``prepare_worker(*warm_up)``), then one submission at a
+    time, each result sent back before the next is taken."""
+    prepare_worker(*warm_up)
     while True:
         try:
             task = conn.recv()
@@ -223,9 +224,9 @@ def _worker_loop(conn) -> None:
 
 
 class _Worker:
-    def __init__(self, context):
+    def __init__(self, context, warm_up: tuple):
         self.conn, theirs = context.Pipe()
-        self.proc = context.Process(target=_worker_loop, args=(theirs,), daemon=True)
+        self.proc = context.Process(target=_worker_loop, args=(theirs, warm_up), daemon=True)
         self.proc.start()
         theirs.close()
         self.task: int | None = None
@@ -248,6 +249,12 @@ def queue(tasks: list[Task]) -> list[int]:
     return sorted(range(len(tasks)), key=lambda i: grading_order(tasks[i].assignment))
 
 
+def warm_up(tasks: list[Task]) -> tuple:
+    """What each grading process prepares before its first job (``prepare_worker``'s arguments): the class's
+    chapters and the modules of its sandboxes' template (``Task.warm``)."""
+    return tuple(sorted({task.assignment for task in tasks})), tasks[0].warm if tasks else ()
+
+
 def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
@@ -258,7 +265,8 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
     pending = queue(tasks)
     results: dict[int, SubmissionResult] = {}
     tries: dict[int, int] = {}
-    workers = [_Worker(context) for _ in range(min(jobs, len(tasks)))]
+    prepared = warm_up(tasks)
+    workers = [_Worker(context, prepared) for _ in range(min(jobs, len(tasks)))]
 
     def lost(worker, why: str, outcome: Outcome = Outcome.ERROR) -> None:
         i, worker.task = worker.task, None
@@ -271,7 +279,7 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
             results[i] = SubmissionResult.failed(task, f"grading stopped twice: {why}", outcome)
             _progress(results[i], len(results), len(tasks))
         worker.stop()
-        workers[workers.index(worker)] = _Worker(context)
+        workers[workers.index(worker)] = _Worker(context, prepared)
 
     try:
         while len(results) < len(tasks):
@@ -312,7 +320,7 @@ def run_jobs(tasks: list[Task], jobs: int, scheduler: str | None = None) -> list
     if scheduler:
         from distributed import Client
         with Client(scheduler, timeout="30s") as client:
-            client.run(prepare_worker)
+            client.run(prepare_worker, *warm_up(tasks))
             order = queue(tasks)
             futures_ = dict(zip(order, client.map(_safe_job, [tasks[i] for i in order], pure=False)))
             results = []
@@ -324,7 +332,7 @@ def run_jobs(tasks: list[Task], jobs: int, scheduler: str | None = None) -> list
                         task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
             return results
     if jobs <= 1:
-        prepare_worker()
+        prepare_worker(*warm_up(tasks))
         done: dict[int, SubmissionResult] = {}
         for i in queue(tasks):
             done[i] = _safe_job(tasks[i])

@@ -7,6 +7,7 @@ reported in the result.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
 import errno
 import os
@@ -20,7 +21,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
 from .sandbox.client import Sandbox, SandboxError
-from .sandbox.process import Stop, font_cache
+from .sandbox import isolation, template
+from .sandbox.process import Stop, font_cache, warm_template
 from .sanitize import sanitize
 from .task import Task
 from .text import scrubbed
@@ -171,8 +173,10 @@ class Runner:
             self.box = None
 
 
-def prepare_worker() -> None:
-    """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts."""
+def prepare_worker(chapters=(), warm: tuple = ()) -> None:
+    """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts; for a
+    class, its ``chapters``' checks' imports (trusted code, run here) and the template its sandboxes are forked
+    from (``warm``: ``Task.warm``), so that no notebook pays for what every one of them needs."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
     try:
@@ -182,6 +186,32 @@ def prepare_worker() -> None:
         pass
     import dlcourse.testing  # noqa: F401
     font_cache()
+    for chapter in chapters:
+        for statement in check_imports(Chapter.load(chapter)):
+            try:
+                exec(statement, {})  # noqa: S102 - an import line of the chapter's own test cells
+            except Exception:  # noqa: BLE001 - its check will say so where it matters
+                pass
+    if warm and isolation.probe() is None and template.enabled():
+        try:
+            warm_template((), warm)
+        except template.TemplateError:
+            pass  # the first sandbox tries again, or starts cold
+
+
+def check_imports(chapter: Chapter) -> list[str]:
+    """The import statements at the top level of the chapter's test cells (hidden parts included), and what
+    their oracles import on first use (``torch.func``'s transforms: torch._dynamo, 2 s)."""
+    found: dict[str, None] = {}
+    for cell in chapter.cells("tests"):
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        found.update(dict.fromkeys(ast.unparse(n) for n in body if isinstance(n, (ast.Import, ast.ImportFrom))))
+        if "torch.func." in cell.source:
+            found["import torch._dynamo"] = None
+    return list(found)
 
 
 def _open_submission(path: str, root: str | None, parts) -> int:

@@ -122,14 +122,11 @@ class Process:
     def _fork_warm(self, config: dict, sock_fd: int) -> template.WarmProcess:
         """The sandbox forked from this process's template for its preload (``template``): the same
         namespaces, layout, cgroups, limits and filter as ``isolation.command``'s, without an interpreter's start."""
-        sandbox_env = environment(isolation.WORKDIR, {})
-        sandbox_env.pop(protocol.CONFIG_VARIABLE)
-        fonts = font_cache()
-        template_env = {**sandbox_env, **({"MPLCONFIGDIR": os.path.dirname(fonts)} if fonts else {})}
-        warm = template.template(tuple(self.preload), template_env, self.warm)
-        proc = warm.spawn(sock_fd, {"env": sandbox_env, "limits": config["limits"], "nproc": config.get("nproc"),
-                                    "cgroups": list(self.group.paths.values()),
-                                    "layout": isolation.layout(self.limits.disk_bytes, _matplotlib_files())})
+        sandbox_env = _sandbox_env()
+        proc = warm_template(tuple(self.preload), self.warm).spawn(
+            sock_fd, {"env": sandbox_env, "limits": config["limits"], "nproc": config.get("nproc"),
+                      "cgroups": list(self.group.paths.values()),
+                      "layout": isolation.layout(self.limits.disk_bytes, _matplotlib_files())})
         self.isolation = WARM + self._limited()
         return proc
 
@@ -200,6 +197,20 @@ class SandboxError(GraderError):
 
 
 @functools.lru_cache(maxsize=1)
+def _sandbox_env() -> dict:
+    env = environment(isolation.WORKDIR, {})
+    env.pop(protocol.CONFIG_VARIABLE)
+    return env
+
+
+def warm_template(preload: tuple, warm: tuple = ()) -> template.Template:
+    """This process's template for ``preload`` (``template.template``: made now if none has imported it), the
+    one a warm sandbox is forked from; a grading process makes its class's (``warm``) before its first job."""
+    fonts = font_cache()
+    return template.template(tuple(preload), {**_sandbox_env(), **({"MPLCONFIGDIR": os.path.dirname(fonts)}
+                                                                     if fonts else {})}, warm)
+
+
 def font_cache() -> str | None:
     """matplotlib's font list, built once by the grader (rebuilding it costs a sandbox seconds)."""
     try:

@@ -176,3 +176,25 @@ def test_one_template_serves_every_chapter_of_a_class(monkeypatch):
         assert [set(key) for key in template._cache] == [set(warm), {"networkx", *warm}]
     finally:
         template.close_all()
+
+
+def test_a_grading_process_is_warmed_for_its_class_before_its_first_job(monkeypatch):
+    """Issue 28: ``prepare_worker`` makes the class's template and imports what its checks import (and what
+    their oracles import on first use), so that no notebook's time holds them."""
+    import sys
+
+    from autograder.course import Chapter
+    from autograder.job import check_imports, prepare_worker
+    assert "import torch._dynamo" in check_imports(Chapter.load("ch03_backprop"))  # torch.func.jvp's, 2 s
+    monkeypatch.setattr(template, "_cache", {})
+    try:
+        prepare_worker(("ch01_perceptron",), ("matplotlib.pyplot",))
+        assert list(template._cache) == [("matplotlib.pyplot",)]
+        made = template._cache[("matplotlib.pyplot",)]
+        with Sandbox({}, preload=("matplotlib.pyplot",), warm=("matplotlib.pyplot",)) as box:
+            assert box.isolation.startswith(process.WARM)
+        assert list(template._cache.values()) == [made]
+        assert all(line.split()[1].split(".")[0] in sys.modules for line in check_imports(Chapter.load("ch01_perceptron"))
+                   if line.startswith(("import ", "from ")))
+    finally:
+        template.close_all()

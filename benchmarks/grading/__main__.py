@@ -22,7 +22,7 @@ from . import __doc__ as DOC
 from .bare import run_bare
 from .class_builder import KINDS, build_class
 from .cluster import Cluster
-from .ours import check_determinism, run_ours, summarize_ours
+from .ours import check_determinism, run_ours, run_prepare, summarize_ours
 from .overhead import per_chapter
 from .stock import compare_scores, run_stock
 from .tables import report
@@ -64,6 +64,8 @@ def main(argv=None) -> int:
         data["kinds"] = {k: sum(v["kind"] == k for v in manifest.values()) for k in KINDS}
         data["manifest"] = manifest
 
+        log("grading", "ours, ahead of grading: python -m autograder prepare (as stock's generate_assignment)")
+        data["prepare"] = run_prepare(chapters)
         log("grading", f"ours: python -m autograder grade --jobs {args.jobs}")
         ours = data["ours"] = run_ours(class_dir, work / "out", args.jobs)
         data["ours_by_kind"] = summarize_ours(ours, manifest)
@@ -102,7 +104,7 @@ def main(argv=None) -> int:
         print(f"\nresults: {path.relative_to(ROOT)}" + (f"; work folder kept: {work}" if args.keep else ""))
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    failed = (data.get("ours", {}).get("returncode", 0) != 0
+    failed = (data.get("ours", {}).get("returncode", 0) != 0 or data.get("prepare", {}).get("returncode", 0) != 0
               or (data.get("determinism") or {}).get("identical") is False
               or (data.get("dask") or {}).get("identical") is False
               or any(e["identical"] is False for e in (data.get("same_scores") or {}).values()))

@@ -14,6 +14,21 @@ from ..common import PY, ROOT, child_env, log
 from .class_builder import build_class
 
 
+def run_prepare(chapters: list[str]) -> dict:
+    """``python -m autograder prepare`` (``make release`` runs it): what grading makes from the course alone,
+    made ahead and kept by content, as stock nbgrader's ``generate_assignment`` runs before its autograde.
+    ``cold``: whether nothing of it was kept yet."""
+    from autograder import course_cache
+    cold = not any(course_cache.FOLDER.glob("*")) if course_cache.FOLDER.is_dir() else True
+    start = time.monotonic()
+    proc = subprocess.run([PY, "-m", "autograder", "prepare", *chapters], cwd=ROOT, env=child_env(),
+                          capture_output=True, text=True)
+    result = {"seconds": round(time.monotonic() - start, 2), "returncode": proc.returncode, "cold": cold}
+    if proc.returncode != 0:
+        result["stderr_tail"] = proc.stderr[-2000:]
+    return result
+
+
 def run_ours(class_dir: Path, out: Path, jobs: int, scheduler: str | None = None) -> dict:
     """``python -m autograder grade`` on the class: its wall time, and per notebook what its result says
     (seconds, ``timings``, status, the score of each test cell)."""

@@ -62,6 +62,11 @@ def report(data: dict) -> None:
     print(table(rows, ["grader", "notebooks", "wall s", "jobs phase s", "notebooks/min"]))
     print("  every row measured on the whole class in this run; wall: the whole command (ours: pool, jobs, "
           "gradebook, feedback, CSVs;\n  stock: its autograde runs, one per chapter); jobs phase: from grading.log.")
+    prepare, generate = data.get("prepare"), [e.get("generate_seconds") for e in (stock or {}).get("chapters", {}).values()]
+    if prepare:
+        print(f"  ahead of grading, not in the wall times: ours `prepare` {prepare['seconds']:.1f} s "
+              f"({'nothing kept before' if prepare['cold'] else 'kept from an earlier run'}), stock "
+              f"`generate_assignment` {sum(g or 0 for g in generate):.1f} s" if generate else "")
 
     print("\nPer chapter (medians over the chapter's notebooks; seconds)")
     rows = []

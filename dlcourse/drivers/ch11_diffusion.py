@@ -10,6 +10,8 @@ The same helpers serve the chapter's demos and widgets (``train_eps_model``, ``e
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 RING_RADIUS, RING_SIGMA, RING_COMPONENTS = 1.5, 0.1, 8
@@ -242,6 +244,7 @@ def _diffusion_digits(linear_betas, alpha_bars, q_sample, eps_loss, ddpm_sample,
         torch.set_num_threads(threads)
 
 
+@functools.lru_cache(maxsize=1)  # fitted once per process: the grader judges every student's samples with it
 def digit_classifier():
     """Logistic regression (scikit-learn, ``max_iter=3000``) fitted on the training digits of
     ``dlcourse.data.digits_split``; returns ``labels_and_confidence(images) -> (labels, confidence)``, the
