@@ -287,7 +287,8 @@ def html_page(nb: nbformat.NotebookNode) -> str:
 
 # ------------------------------------------------------------------ a chapter's release, kept by content
 
-_RENDERER = [Path(__file__), Path(__file__).parent / "text.py", *sorted((Path(__file__).parent / "templates").glob("*"))]
+_HERE = Path(__file__).parent
+_RENDERER = [_HERE / "feedback.py", _HERE / "text.py", *sorted((_HERE / "templates").glob("*"))]
 
 
 def release_pieces(chapter: str) -> int:

@@ -20,8 +20,8 @@ from IPython.core.inputtransformer2 import TransformerManager
 
 from .course import Chapter, grade_id, graded_names, read, release_path, role
 from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
-from .sandbox.client import Sandbox, SandboxError
 from .sandbox import isolation, template
+from .sandbox.client import Sandbox, SandboxError
 from .sandbox.process import Stop, font_cache, warm_template
 from .sanitize import sanitize
 from .task import Task
@@ -189,7 +189,7 @@ def prepare_worker(chapters=(), warm: tuple = ()) -> None:
     for chapter in chapters:
         for statement in check_imports(Chapter.load(chapter)):
             try:
-                exec(statement, {})  # noqa: S102 - an import line of the chapter's own test cells
+                exec(statement, {})
             except Exception:  # noqa: BLE001 - its check will say so where it matters
                 pass
     if warm and isolation.probe() is None and template.enabled():

@@ -279,7 +279,8 @@ def test_a_gradebook_made_from_chapters_kept_apart_is_nbgraders_own(tmp_path, mo
         c = sqlite3.connect(db)
         assignments = dict(c.execute("SELECT id, name FROM assignment"))
         notebooks = {i: (assignments[a], n) for i, n, a in c.execute("SELECT id, name, assignment_id FROM notebook")}
-        cells = {i: (notebooks[nb], n, t) for i, n, nb, t in c.execute("SELECT id, name, notebook_id, type FROM base_cell")}
+        cells = {i: (notebooks[nb], n, t)
+                 for i, n, nb, t in c.execute("SELECT id, name, notebook_id, type FROM base_cell")}
         named = {"assignment_id": assignments, "notebook_id": notebooks}
         found = {}
         for (table,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):

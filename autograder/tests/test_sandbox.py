@@ -85,11 +85,12 @@ def escapes(repo):
     attempt("rename into the grader's package", lambda: os.rename("/sandbox/output.txt",
                                                                      os.path.join(repo, "dlcourse", "testing.py")))
     attempt("symlink into the grader's package", lambda: os.symlink("/sandbox/x", os.path.join(repo, "dlcourse", "y")))
-    fork_exec = sys.modules.get("_posixsubprocess")
-    if fork_exec is not None:
-        attempt("start a process with _posixsubprocess", lambda: fork_exec.fork_exec(
-            [b"/bin/true"], [b"/bin/true"], True, (), None, None, -1, -1, -1, -1, -1, -1, -1, -1,
-            False, False, -1, None, None, None, -1, None, False))
+    import _posixsubprocess as fork_exec  # what subprocess forks with (the audit hook is off here)
+    import fcntl
+    read_end, write_end = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3) for fd in os.pipe())  # its error pipe
+    attempt("start a process with _posixsubprocess", lambda: fork_exec.fork_exec(
+        [b"/bin/true"], [b"/bin/true"], True, (), None, None, -1, -1, -1, -1, -1, -1, read_end, write_end,
+        False, False, -1, None, None, None, -1, None, False))
     attempt("fork", os.fork)
     attempt("signal the outside through a pidfd", lambda: os.pidfd_open(1))
     attempt("signal init", lambda: os.kill(1, 9))

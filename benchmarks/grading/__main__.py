@@ -23,7 +23,7 @@ from .bare import run_bare
 from .class_builder import KINDS, build_class
 from .cluster import Cluster
 from .ours import check_determinism, run_ours, run_prepare, summarize_ours
-from .overhead import per_chapter
+from .overhead import class_overhead, per_chapter
 from .stock import compare_scores, run_stock
 from .tables import report
 
@@ -70,6 +70,7 @@ def main(argv=None) -> int:
         ours = data["ours"] = run_ours(class_dir, work / "out", args.jobs)
         data["ours_by_kind"] = summarize_ours(ours, manifest)
         chapters_ = data["per_chapter"] = per_chapter(ours, manifest)
+        data["class_overhead"] = class_overhead(ours)
         if args.sequential:
             log("grading", "ours: python -m autograder grade --jobs 1")
             data["ours_sequential"] = run_ours(class_dir, work / "out-sequential", 1)

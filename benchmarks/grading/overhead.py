@@ -22,6 +22,19 @@ def overhead(timings: dict) -> float | None:
     return max(timings["total"] - timings["cells"] - timings["checks_in_sandbox"], 0.0)
 
 
+def trusted_checks(timings: dict) -> float | None:
+    """Seconds of one job's checks spent on the trusted side (a part of its overhead): the test cells' own work
+    there (oracles, expected values) and the calls' transport."""
+    if not timings:
+        return None
+    return max(timings["checks"] - timings["checks_in_sandbox"], 0.0)
+
+
+def class_overhead(ours: dict) -> float | None:
+    """The median overhead over every notebook of the class (the budget's number)."""
+    return _median(overhead(r["timings"]) for r in ours["notebooks"].values())
+
+
 def per_chapter(ours: dict, manifest: dict) -> dict:
     """{chapter: medians over its notebooks of the total, the overhead and each phase; the same for the
     correct ones (``correct_total``, compared with a bare run of the reference)}."""
@@ -37,6 +50,7 @@ def per_chapter(ours: dict, manifest: dict) -> dict:
             "notebooks": len(entries), "timed": len(timed),
             "total": _median(r["timings"]["total"] for r in timed),
             "overhead": _median(overhead(r["timings"]) for r in timed),
+            "trusted_checks": _median(trusted_checks(r["timings"]) for r in timed),
             "phases": {p: _median(r["timings"][p] for r in timed) for p in PHASES},
             "correct_total": _median(r["timings"]["total"] for r in correct),
             "correct_overhead": _median(overhead(r["timings"]) for r in correct),
