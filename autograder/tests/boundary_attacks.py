@@ -43,11 +43,14 @@ for _target in ("dlcourse/testing.py", "autograder/verdicts.py", "autograder/job
     _try(lambda: os.rename("output.txt", _path))
     _try(lambda: os.link("output.txt", _path + ".lnk"))
     _try(lambda: os.symlink("/tmp/" + PLANTED, _path + ".sym"))
-_posix = sys.modules.get("_posixsubprocess")
+_posix = sys.modules.get("_posixsubprocess")  # imported already where a preloaded library needed subprocess
+def _fork_exec():
+    import fcntl
+    pipe = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3) for fd in os.pipe()]  # an error pipe it accepts
+    return _posix.fork_exec([b"/bin/sleep"], [b"/bin/sleep", b"600"], True, (), None, None, -1, -1, -1, -1, -1, -1,
+                            pipe[0], pipe[1], False, False, -1, None, None, None, -1, None, False)
 if _posix is not None:
-    _try(lambda: _posix.fork_exec([b"/bin/sleep"], [b"/bin/sleep", b"600"], True, (), None, None,
-                                  -1, -1, -1, -1, -1, -1, -1, -1, False, False, -1, None, None, None, -1,
-                                  None, False))
+    _try(_fork_exec)
 _try(lambda: os.fork() or None)
 _try(lambda: os.kill(-1, signal.SIGKILL))
 for _pid in range(3, 400):
