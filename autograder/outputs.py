@@ -330,11 +330,11 @@ def publish(out: Path) -> tuple[int, int]:
                 continue  # made from the same result, hand grades and notebook already
             pages.append((path, r, notebooks.get(key)))
             made[name] = inputs
-        write_pages(pages)
+        scores = {(s["student"], s["assignment"]): (float(s["score"]), float(s["max_score"])) for s in submissions}
+        write_pages(pages, meanwhile=lambda: write_report(out, list(results.values()), scores,
+                                                          float(run.get("elapsed") or 0.0), submissions=submissions,
+                                                          run=run))
         (out / PAGES).write_text(json.dumps(made, indent=0, sort_keys=True), encoding="utf-8")
-        write_report(out, list(results.values()), {(s["student"], s["assignment"]): (float(s["score"]),
-                     float(s["max_score"])) for s in submissions}, float(run.get("elapsed") or 0.0),
-                     submissions=submissions, run=run)
     return len(submissions), cells
 
 
@@ -352,11 +352,12 @@ def _write_share(share: list) -> None:
         _write_page(*page)
 
 
-def write_pages(pages: list[tuple[Path, SubmissionResult, Path | None]]) -> None:
+def write_pages(pages: list[tuple[Path, SubmissionResult, Path | None]], meanwhile=lambda: None) -> None:
     """Each (page's path, result, graded notebook) written as its feedback page, on every core: a chapter's
     pages in one process (its prose and given cells are rendered once there, ``feedback.html_page``), the
     chapters shared out largest first. In forked copies of this process, and only while it runs one thread
-    (a fork copies no other thread, nor a lock one of them holds); one process otherwise."""
+    (a fork copies no other thread, nor a lock one of them holds); one process otherwise. ``meanwhile``: what
+    this process does while they are written (the report)."""
     import multiprocessing
     import threading
     chapters: dict[str, list] = {}
@@ -364,9 +365,13 @@ def write_pages(pages: list[tuple[Path, SubmissionResult, Path | None]]) -> None
         chapters.setdefault(page[1].assignment, []).append(page)
     processes = min(len(chapters), len(os.sched_getaffinity(0)))
     if processes < 2 or threading.active_count() > 1:
-        return _write_share(pages)
+        _write_share(pages)
+        meanwhile()
+        return
     shares: list[list] = [[] for _ in range(processes)]
     for group in sorted(chapters.values(), key=len, reverse=True):
         min(shares, key=len).extend(group)
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        pool.map(_write_share, shares, chunksize=1)
+        written = pool.map_async(_write_share, shares, chunksize=1)
+        meanwhile()
+        written.get()
