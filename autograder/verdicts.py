@@ -8,6 +8,7 @@ did to its own process, all it can influence is the data its functions return.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import linecache
 import time
@@ -93,10 +94,21 @@ def driver_source(driver) -> str:
     return textwrap.dedent(inspect.getsource(driver))
 
 
+@functools.lru_cache(maxsize=512)
+def _analysed(source: str) -> tuple[tuple, int]:
+    """(its hidden lines, its number of checks) of a test cell: read once per process, as every student's
+    notebook runs the same cell."""
+    return tuple(split_hidden(source)[1]), max(count_checks(source), 1)
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(source: str, filename: str):
+    return compile(source, filename, "exec")
+
+
 def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
     start = time.monotonic()
-    _, hidden = split_hidden(source)
-    total = max(count_checks(source), 1)
+    hidden, total = _analysed(source)
     recorder = Recorder(sandbox, hidden)
     namespace = {"__name__": "__test_cell__"}
     namespace.update({name: RemoteFunction(sandbox, name) for name in graded_names})
@@ -107,7 +119,7 @@ def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_n
     try:
         # every request of the cell ends by its deadline; a test cell's prints are for the student's kernel
         with sandbox.within(seconds), testing.recording(recorder), contextlib.redirect_stdout(io.StringIO()):
-            exec(compile(source, filename, "exec"), namespace)
+            exec(_compiled(source, filename), namespace)
     except SandboxError as exc:
         status, error = CellStatus(exc.kind), LIMIT_MESSAGES.get(exc.kind, str(exc))
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks

@@ -69,8 +69,8 @@ def report(data: dict) -> None:
     generate = [e.get("generate_seconds") for e in (stock or {}).get("chapters", {}).values()]
     if prepare:
         print(f"  ahead of grading, not in the wall times: ours `prepare` {prepare['seconds']:.1f} s "
-              f"({'nothing kept before' if prepare['cold'] else 'kept from an earlier run'}), stock "
-              f"`generate_assignment` {sum(g or 0 for g in generate):.1f} s" if generate else "")
+              f"({'nothing kept before' if prepare['cold'] else 'kept from an earlier run'})"
+              + (f", stock `generate_assignment` {sum(g or 0 for g in generate):.1f} s" if generate else ""))
 
     print("\nPer chapter (medians over the chapter's notebooks; seconds)")
     rows = []
