@@ -16,6 +16,7 @@ import dataclasses
 import datetime
 import logging
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import stat
 import sys
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from .course import chapters, grading_order
 from .errors import UsageError
-from .job import grade_submission, prepare_worker, warm_modules
+from .job import THREADS, grade_submission, prepare_worker, warm_modules, worker_modules
 from .outputs import private_files, write_outputs
 from .preflight import check as preflight
 from .preflight import sandbox_or_refusal
@@ -255,6 +256,16 @@ def warm_up(tasks: list[Task]) -> tuple:
     return tuple(sorted({task.assignment for task in tasks})), tasks[0].warm if tasks else ()
 
 
+def start_forkserver(tasks: list[Task]) -> None:
+    """Start the process every grading process is forked from (multiprocessing's forkserver), importing what
+    each of them needs (``job.worker_modules``) once, while this process goes on (the pre-flight). Its
+    numerical libraries get one thread (``job.THREADS``), as each grading process's."""
+    for name, value in THREADS.items():
+        os.environ.setdefault(name, value)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(worker_modules(warm_up(tasks)[0]))
+    multiprocessing.forkserver.ensure_running()
+
+
 def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
     """Grade on ``jobs`` processes. Whatever kills or hangs a grading process costs only the submission it
     was grading: it is tried once more on a fresh process, then reported."""
@@ -396,8 +407,10 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
         if not tasks:
             raise UsageError(f"nothing to grade in {submissions}: no notebook is where the grader looks, {LAYOUT}"
                              + (f" ({len(dropped)} notebooks elsewhere, named above)" if dropped else ""))
-        preflight({task.assignment for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
         jobs = jobs or os.cpu_count() or 1
+        if jobs > 1 and not scheduler:
+            start_forkserver(tasks)  # its imports run beside the pre-flight
+        preflight({task.assignment for task in tasks}, unsafe, scheduler=scheduler)  # a machine's fault stops here
         log.info("grading %d notebooks from %s with %s", len(tasks), source,
                  f"the Dask scheduler at {scheduler}" if scheduler else f"{jobs} local processes")
         start = time.monotonic()

@@ -34,7 +34,7 @@ from markupsafe import Markup
 from dlcourse import vocabulary
 
 from . import course_cache
-from .course import ROOT, grade_id, read, release_path, role, split_hidden
+from .course import grade_id, read, release_path, role, split_hidden
 from .result import CellVerdict, HandGrade, SubmissionResult
 from .text import clean_html, one_block, scrub, verbatim
 
@@ -299,8 +299,8 @@ def release_pieces(chapter: str) -> int:
     release = read(release_path(chapter))
     name = "pieces-" + course_cache.digest(
         chapter, nbformat.writes(release), *course_cache.sources(*_RENDERER),
-        *course_cache.versions("nbconvert", "bleach", "pygments", "mistune", "beautifulsoup4", "jinja2", "nbformat"),
-        ROOT) + ".json"
+        *course_cache.versions("nbconvert", "bleach", "pygments", "mistune", "beautifulsoup4", "jinja2", "nbformat")
+    ) + ".json"
     kept = course_cache.load(name)
     if kept is not None:
         try:

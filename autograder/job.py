@@ -177,8 +177,8 @@ def prepare_worker(chapters=(), warm: tuple = ()) -> None:
     """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts; for a
     class, its ``chapters``' checks' imports (trusted code, run here) and the template its sandboxes are forked
     from (``warm``: ``Task.warm``), so that no notebook pays for what every one of them needs."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("MKL_NUM_THREADS", "1")
+    for name, value in THREADS.items():
+        os.environ.setdefault(name, value)
     try:
         import torch
         torch.set_num_threads(1)
@@ -197,6 +197,22 @@ def prepare_worker(chapters=(), warm: tuple = ()) -> None:
             warm_template((), warm)
         except template.TemplateError:
             pass  # the first sandbox tries again, or starts cold
+
+
+def worker_modules(chapters) -> list[str]:
+    """What every grading process of a class imports: its code, torch, its checks' imports (``classroom`` has a
+    forkserver import them once, and forks each grading process from it)."""
+    modules = ["autograder.classroom", "torch", "dlcourse.testing"]
+    for chapter in chapters:
+        for statement in check_imports(Chapter.load(chapter)):
+            node = ast.parse(statement).body[0]
+            for name in [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]:
+                if name and name not in modules:
+                    modules.append(name)
+    return modules
+
+
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # a grading process's numerical libraries: one thread
 
 
 def check_imports(chapter: Chapter) -> list[str]:
