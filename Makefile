@@ -101,7 +101,7 @@ check: setup
 # alone, every chapter on 1 CPU and 2 GB; BINDER_WHEELS=<folder>: torch's +cpu wheel from there where its
 # index cannot be reached and pip's own configuration has none). GRADING_BENCHMARK: the grading benchmark's
 # options, e.g. a quick run: GRADING_BENCHMARK="--students 4 --chapters ch01_perceptron,ch06_transformers --dask"
-GRADING_BENCHMARK ?= --dask
+GRADING_BENCHMARK ?= --dask --students 3
 benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.chapter_budgets
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading $(GRADING_BENCHMARK)

@@ -106,6 +106,15 @@ def _compiled(source: str, filename: str):
     return compile(source, filename, "exec")
 
 
+def prepare(source: str, grade_id: str) -> None:
+    """Read and compile a test cell ahead of the first notebook that runs it (``job.prepare_worker``)."""
+    _analysed(source)
+    try:
+        _compiled(source, f"<{grade_id}>")
+    except SyntaxError:
+        pass  # said by the cell's verdict
+
+
 def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
     start = time.monotonic()
     hidden, total = _analysed(source)
