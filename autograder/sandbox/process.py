@@ -196,7 +196,6 @@ class SandboxError(GraderError):
         self.kind = Stop(kind)
 
 
-@functools.lru_cache(maxsize=1)
 def _sandbox_env() -> dict:
     env = environment(isolation.WORKDIR, {})
     env.pop(protocol.CONFIG_VARIABLE)
@@ -211,6 +210,7 @@ def warm_template(preload: tuple, warm: tuple = ()) -> template.Template:
                                                                      if fonts else {})}, warm)
 
 
+@functools.lru_cache(maxsize=1)
 def font_cache() -> str | None:
     """matplotlib's font list, built once by the grader (rebuilding it costs a sandbox seconds)."""
     try:
