@@ -41,6 +41,7 @@ def display(*args, **kwargs):
 PRELOADABLE = {"torch": "torch", "scipy": "scipy", "sklearn": "sklearn", "networkx": "networkx",
                "matplotlib": "matplotlib.pyplot"}
 _python = TransformerManager().transform_cell
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # a grading process's numerical libraries: one thread
 MAX_NOTEBOOK_BYTES = 20 * 1024 ** 2  # a submitted file is read up to this, before any work is spent on it
 
 
@@ -216,8 +217,6 @@ def worker_modules(chapters) -> list[str]:
                     modules.append(name)
     return modules
 
-
-THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # a grading process's numerical libraries: one thread
 
 
 def check_imports(chapter: Chapter) -> list[str]:

@@ -95,15 +95,25 @@ def _prepare_chapter(assignment: str) -> None:
 def prepare(assignments: list[str]) -> None:
     """Make and keep (``course_cache``) what grading derives from these chapters alone: each one's empty
     gradebook and its released cells as the feedback pages show them; a chapter per process, on every core."""
+    on_every_core(_prepare_chapter, assignments)
+
+
+def on_every_core(function, items: list, meanwhile=lambda: None) -> None:
+    """``function`` of each item, in forked copies of this process, one per core, while this process does
+    ``meanwhile``. Only while it runs one thread (a fork copies no other thread, nor a lock one of them
+    holds); in this process, one item after another, otherwise."""
     import multiprocessing
     import threading
-    processes = min(len(assignments), len(os.sched_getaffinity(0)))
+    processes = min(len(items), len(os.sched_getaffinity(0)))
     if processes < 2 or threading.active_count() > 1:
-        for assignment in assignments:
-            _prepare_chapter(assignment)
+        for item in items:
+            function(item)
+        meanwhile()
         return
     with multiprocessing.get_context("fork").Pool(processes) as pool:
-        pool.map(_prepare_chapter, assignments, chunksize=1)
+        done = pool.map_async(function, items, chunksize=1)
+        meanwhile()
+        done.get()
 
 
 def _populate_gradebook(db: Path, assignments: list[str]) -> None:
@@ -353,25 +363,14 @@ def _write_share(share: list) -> None:
 
 
 def write_pages(pages: list[tuple[Path, SubmissionResult, Path | None]], meanwhile=lambda: None) -> None:
-    """Each (page's path, result, graded notebook) written as its feedback page, on every core: a chapter's
-    pages in one process (its prose and given cells are rendered once there, ``feedback.html_page``), the
-    chapters shared out largest first. In forked copies of this process, and only while it runs one thread
-    (a fork copies no other thread, nor a lock one of them holds); one process otherwise. ``meanwhile``: what
-    this process does while they are written (the report)."""
-    import multiprocessing
-    import threading
+    """Each (page's path, result, graded notebook) written as its feedback page, on every core
+    (``on_every_core``): a chapter's pages in one process (its prose and given cells are rendered once there,
+    ``feedback.html_page``), the chapters shared out largest first. ``meanwhile``: what this process does while
+    they are written (the report)."""
     chapters: dict[str, list] = {}
     for page in pages:
         chapters.setdefault(page[1].assignment, []).append(page)
-    processes = min(len(chapters), len(os.sched_getaffinity(0)))
-    if processes < 2 or threading.active_count() > 1:
-        _write_share(pages)
-        meanwhile()
-        return
-    shares: list[list] = [[] for _ in range(processes)]
+    shares: list[list] = [[] for _ in range(max(min(len(chapters), len(os.sched_getaffinity(0))), 1))]
     for group in sorted(chapters.values(), key=len, reverse=True):
         min(shares, key=len).extend(group)
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
-        written = pool.map_async(_write_share, shares, chunksize=1)
-        meanwhile()
-        written.get()
+    on_every_core(_write_share, shares, meanwhile)
