@@ -25,7 +25,7 @@ from pathlib import Path
 
 from .course import chapters, grading_order
 from .errors import UsageError
-from .job import THREADS, grade_submission, prepare_worker, warm_modules, worker_modules
+from .job import THREADS, finish_worker, grade_submission, prepare_worker, warm_modules, worker_modules
 from .outputs import private_files, write_outputs
 from .preflight import check as preflight
 from .preflight import sandbox_or_refusal
@@ -214,14 +214,17 @@ def _worker_loop(conn, warm_up: tuple) -> None:
     """A grading process: warmed up for the class (``prepare_worker(*warm_up)``), then one submission at a
     time, each result sent back before the next is taken."""
     prepare_worker(*warm_up)
-    while True:
-        try:
-            task = conn.recv()
-        except EOFError:
-            return
-        if task is None:
-            return
-        conn.send(_safe_job(task))
+    try:
+        while True:
+            try:
+                task = conn.recv()
+            except EOFError:
+                return
+            if task is None:
+                return
+            conn.send(_safe_job(task))
+    finally:
+        finish_worker()
 
 
 class _Worker:
@@ -233,7 +236,9 @@ class _Worker:
         self.task: int | None = None
         self.since = 0.0
 
-    def stop(self) -> None:
+    def stop(self, seconds: float = 0) -> None:
+        """End the process: once it has ended by itself (within ``seconds``, after being sent None), or killed."""
+        self.proc.join(seconds)
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join()
@@ -242,6 +247,7 @@ class _Worker:
 
 # a submission's own limits end it long before this; the margin covers sandbox starts and feedback
 HARD_LIMIT_MARGIN = 120
+STOP_SECONDS = 10  # for an idle grading process to end by itself (its sandbox forked ahead removed)
 
 
 def queue(tasks: list[Task]) -> list[int]:
@@ -320,7 +326,8 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
                     worker.conn.send(None)
                 except OSError:
                     pass
-            worker.stop()
+        for worker in workers:
+            worker.stop(STOP_SECONDS)
     return [results[i] for i in range(len(tasks))]
 
 
@@ -341,13 +348,17 @@ def run_jobs(tasks: list[Task], jobs: int, scheduler: str | None = None) -> list
                 except Exception as exc:  # noqa: BLE001
                     results.append(SubmissionResult.failed(
                         task, f"grading crashed on its Dask worker: {type(exc).__name__}"))
+            client.run(finish_worker)
             return results
     if jobs <= 1:
         prepare_worker(*warm_up(tasks))
         done: dict[int, SubmissionResult] = {}
-        for i in queue(tasks):
-            done[i] = _safe_job(tasks[i])
-            _progress(done[i], len(done), len(tasks))
+        try:
+            for i in queue(tasks):
+                done[i] = _safe_job(tasks[i])
+                _progress(done[i], len(done), len(tasks))
+        finally:
+            finish_worker()
         return [done[i] for i in range(len(tasks))]
     return _run_local(tasks, jobs)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import errno
+import functools
 import os
 import re
 import stat
@@ -18,11 +19,11 @@ import time
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 
-from .course import Chapter, grade_id, graded_names, read, release_path, role
+from .course import Chapter, grade_id, graded_names, read, release_path, role, source_path
 from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
 from .sandbox import isolation, template
 from .sandbox.client import Sandbox, SandboxError
-from .sandbox.process import Stop, font_cache, warm_template
+from .sandbox.process import Stop, font_cache, keep_one_ahead, warm_template
 from .sanitize import sanitize
 from .task import Task
 from .text import scrubbed
@@ -40,7 +41,7 @@ def display(*args, **kwargs):
 '''
 PRELOADABLE = {"torch": "torch", "scipy": "scipy", "sklearn": "sklearn", "networkx": "networkx",
                "matplotlib": "matplotlib.pyplot"}
-_python = TransformerManager().transform_cell
+_python = functools.lru_cache(maxsize=2048)(TransformerManager().transform_cell)  # the given cells: once per process
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # a grading process's numerical libraries: one thread
 MAX_NOTEBOOK_BYTES = 20 * 1024 ** 2  # a submitted file is read up to this, before any work is spent on it
 
@@ -169,6 +170,10 @@ class Runner:
                 raise
         return None
 
+    def kill(self):
+        if self.box is not None:
+            self.box.process.kill()
+
     def close(self):
         if self.box is not None:
             self._close(self.box)
@@ -179,7 +184,8 @@ def prepare_worker(chapters=(), warm: tuple = ()) -> None:
     """Warm a grading process before its first job: threads, torch for the oracles, matplotlib's fonts; for a
     class, its ``chapters``' checks' imports (trusted code, run here), their test cells compiled, and the
     template its sandboxes are forked from (``warm``: ``Task.warm``), so that no notebook pays for what every
-    one of them needs."""
+    one of them needs; each sandbox's successor is forked while it works (``process.keep_one_ahead``: end it
+    with ``finish_worker``)."""
     for name, value in THREADS.items():
         os.environ.setdefault(name, value)
     try:
@@ -203,6 +209,12 @@ def prepare_worker(chapters=(), warm: tuple = ()) -> None:
             warm_template((), warm)
         except template.TemplateError:
             pass  # the first sandbox tries again, or starts cold
+    keep_one_ahead()
+
+
+def finish_worker() -> None:
+    """What a grading process does after its last job: the sandbox forked ahead ended, its groups removed."""
+    keep_one_ahead(False)
 
 
 def worker_modules(chapters) -> list[str]:
@@ -290,12 +302,44 @@ def read_submission(path: str | None, root: str | None = None,
         return None, f"the notebook could not be read ({type(exc).__name__}): graded as the untouched release"
 
 
+def course_files(assignment: str) -> tuple[Chapter, nbformat.NotebookNode]:
+    """The chapter's source and its release, read once per grading process while their files are unchanged;
+    shared by its jobs, which never modify them (``sanitize`` copies what it takes)."""
+    paths = (source_path(assignment), release_path(assignment))
+    stamps = []
+    for path in paths:
+        try:
+            info = os.stat(path)
+            stamps.append((info.st_mtime_ns, info.st_size, info.st_ino))
+        except OSError:
+            stamps.append(None)
+    return _course_files(assignment, tuple(stamps))
+
+
+@functools.lru_cache(maxsize=16)
+def _course_files(assignment: str, stamps: tuple) -> tuple[Chapter, nbformat.NotebookNode]:
+    return Chapter.load(assignment), read(release_path(assignment))
+
+
+def manual_answers(notebook, release) -> list[ManualAnswer]:
+    """The answers graded by hand, with 0 points already for those left unanswered."""
+    manual: list[ManualAnswer] = []
+    handed_out = {grade_id(c): c.source.strip() for c in release.cells if role(c) == "answer"}
+    for cell in notebook.cells:
+        if role(cell) == "answer":
+            meta = cell.metadata["nbgrader"]
+            # unanswered: empty, or still the text the release handed out
+            unanswered = cell.source.strip() in ("", PLACEHOLDER, handed_out.get(meta["grade_id"]))
+            manual.append(ManualAnswer(meta["grade_id"], float(meta.get("points", 0)),
+                                       0.0 if unanswered else None, cell.source))
+    return manual
+
+
 def grade_submission(task: Task) -> SubmissionResult:
     """The result of grading ``task``'s notebook; never raises for a broken submission."""
     started = time.monotonic()
     limits = task.limits
-    chapter = Chapter.load(task.assignment)
-    release = read(release_path(task.assignment))
+    chapter, release = course_files(task.assignment)
     problems = list(task.problems)
     submitted, problem = read_submission(task.path, task.root, task.parts)
     if problem:
@@ -332,22 +376,15 @@ def grade_submission(task: Task) -> SubmissionResult:
             if verdict.status is not CellStatus.OK:
                 status = Outcome.LIMIT
             verdicts.append(verdict)
+        runner.kill()  # the sandbox's end overlaps what is left to do here
+        manual = manual_answers(notebook, release)
+        text = nbformat.writes(notebook)
     finally:
         runner.close()
     problems += [f"{what} could not be removed after grading" for what in runner.leftovers]
-
-    manual: list[ManualAnswer] = []
-    handed_out = {grade_id(c): c.source.strip() for c in release.cells if role(c) == "answer"}
-    for cell in notebook.cells:
-        if role(cell) == "answer":
-            meta = cell.metadata["nbgrader"]
-            # unanswered: empty, or still the text the release handed out
-            unanswered = cell.source.strip() in ("", PLACEHOLDER, handed_out.get(meta["grade_id"]))
-            manual.append(ManualAnswer(meta["grade_id"], float(meta.get("points", 0)),
-                                       0.0 if unanswered else None, cell.source))
     result = SubmissionResult(
         task.student, task.assignment, task.notebook, status, problems, runner.cell_errors,
-        max(runner.starts - 1, 0), runner.isolation, verdicts, manual, nbformat.writes(notebook))
+        max(runner.starts - 1, 0), runner.isolation, verdicts, manual, text)
     result.seconds = round(time.monotonic() - started, 3)
     runner.clock.add("total", result.seconds)
     result.timings = runner.clock.rounded()

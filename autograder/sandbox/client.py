@@ -77,7 +77,7 @@ class Sandbox:
     def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False, warm: tuple = ()):
         self.limits = Limits.from_mapping(limits)
         self.process = Process(self.limits, list(preload), unsafe, tuple(warm))
-        self.sock = None
+        self.sock = self.reader = None
         self.callbacks: dict[int, object] = {}
         self.handles: dict[int, Handle] = {}
         self.deadline = None     # of the current cell (time.monotonic()), while ``within`` holds
@@ -94,6 +94,7 @@ class Sandbox:
     # -- life cycle ----------------------------------------------------------
     def start(self) -> "Sandbox":
         self.sock = self.process.start()
+        self.reader = wire.Reader(self.sock)
         return self
 
     def __enter__(self):
@@ -104,7 +105,7 @@ class Sandbox:
 
     def close(self) -> None:
         self.process.close()
-        self.sock = None
+        self.sock = self.reader = None
 
     def _kill(self, error: SandboxError) -> SandboxError:
         self.dead = error
@@ -145,7 +146,7 @@ class Sandbox:
             if remaining <= 0:
                 raise self._kill(SandboxError("time limit reached", Stop.TIMEOUT))
             try:
-                return wire.recv(self.sock, deadline, MAX_REPLY_HEADER, MAX_REPLY)
+                return wire.recv(self.reader, deadline, MAX_REPLY_HEADER, MAX_REPLY)
             except socket.timeout:
                 raise self._kill(SandboxError("time limit reached", Stop.TIMEOUT)) from None
             except (EOFError, ConnectionError, OSError) as exc:

@@ -2,15 +2,19 @@
 
 ``Process.start()`` makes the sandbox's control groups (``cgroups``: memory counting tmpfs, memfd
 and page cache; tasks), a socket pair and the one environment the server runs with
-(``environment``), then starts ``python -c 'from autograder.sandbox.server import main; main()'``
-through bubblewrap (``isolation.command``): its work folder and /tmp are one sized tmpfs that lives
-and dies with the sandbox's mount namespace, so nothing it writes reaches the host's disk. In the
-unsafe mode only, it runs as a plain child process in a host folder. ``kill()`` ends its whole
+(``environment``), then forks it from the grading process's warm template (``template``) or starts
+``python -c 'from autograder.sandbox.server import main; main()'`` through bubblewrap
+(``isolation.command``): its work folder and /tmp are one sized tmpfs that lives and dies with the
+sandbox's mount namespace, so nothing it writes reaches the host's disk. In the unsafe mode only, it
+runs as a plain child process in a host folder. A grading process that grades one notebook after
+another keeps the next warm sandbox forked ahead (``keep_one_ahead``): made while the current one works,
+exactly as it would be made at start, and never given anything before its own notebook. ``kill()`` ends its whole
 process group; ``close()`` also kills what is left in its groups, removes them and any host folder
 (``remove_tree``: no recursion, no path length limit) and records in ``leftovers`` what could not be.
 """
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import logging
@@ -21,7 +25,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import weakref
+from dataclasses import dataclass
 from enum import StrEnum
 
 from ..errors import GraderError
@@ -65,6 +71,14 @@ class Process:
         if reason is not None and not self.unsafe:
             raise SandboxError(f"no sandbox can be made here: {reason}", Stop.ISOLATION)
         limits = self.limits
+        if reason is None and template.enabled():
+            ahead = _take_ahead(limits, self.preload, self.warm)
+            if ahead is not None:
+                self.group, self.sock, self.proc, self.pid = ahead.group, ahead.sock, ahead.proc, ahead.proc.pid
+                weakref.finalize(self, self.group.remove)
+                self.isolation = WARM + self._limited()
+                _fork_ahead(limits, self.preload, self.warm)
+                return self.sock
         self.group = cgroups.Group(limits.ram_bytes, limits.tasks)
         weakref.finalize(self, self.group.remove)  # even if close() is never called, the groups go with us
         config = {"limits": limits.as_dict(), "preload": self.preload}
@@ -82,6 +96,7 @@ class Process:
             if self.proc is not None:
                 theirs.close()
                 self.sock, self.pid = ours, self.proc.pid
+                _fork_ahead(limits, self.preload, self.warm)
                 return ours
         config["fd"] = theirs.fileno()
         keep = [theirs.fileno()]
@@ -122,11 +137,8 @@ class Process:
     def _fork_warm(self, config: dict, sock_fd: int) -> template.WarmProcess:
         """The sandbox forked from this process's template for its preload (``template``): the same
         namespaces, layout, cgroups, limits and filter as ``isolation.command``'s, without an interpreter's start."""
-        sandbox_env = _sandbox_env()
         proc = warm_template(tuple(self.preload), self.warm).spawn(
-            sock_fd, {"env": sandbox_env, "limits": config["limits"], "nproc": config.get("nproc"),
-                      "cgroups": list(self.group.paths.values()),
-                      "layout": isolation.layout(self.limits.disk_bytes, _matplotlib_files())})
+            sock_fd, _spawn_request(self.limits, self.group, config.get("nproc")))
         self.isolation = WARM + self._limited()
         return proc
 
@@ -164,6 +176,113 @@ class Process:
                 self.leftovers.append(f"work folder {self.workdir}")
             self.workdir = None
         self.proc, self.sock, self.pid = None, None, None
+
+
+def _spawn_request(limits: Limits, group: cgroups.Group, nproc: int | None = None) -> dict:
+    """What a template is told to make a sandbox (``template.Template.spawn``): nothing of a student's."""
+    return {"env": _sandbox_env(), "limits": limits.as_dict(), "nproc": nproc, "cgroups": list(group.paths.values()),
+            "layout": isolation.layout(limits.disk_bytes, _matplotlib_files())}
+
+
+@dataclass
+class _Ahead:
+    """A warm sandbox forked before its notebook: its groups, the grader's end of its socket, its process."""
+    limits: Limits
+    template: template.Template
+    group: cgroups.Group
+    sock: socket.socket
+    proc: template.WarmProcess
+
+    def fits(self, limits: Limits, preload) -> bool:
+        """Whether it is the sandbox ``Process(limits, preload)`` would fork now, and still waiting."""
+        return (self.limits == limits and set(preload) <= set(self.template.preload) and self.template.alive()
+                and self.proc.returncode is None and _running(self.proc))
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        self.sock.close()
+        self.group.remove()
+
+
+_ahead: dict = {"on": False, "sandbox": None, "thread": None}  # this process's sandbox forked ahead
+_ahead_lock = threading.Lock()
+
+
+def keep_one_ahead(on: bool = True) -> None:
+    """Fork each warm sandbox's successor while it works (a grading process of a class: its next notebook then
+    starts without waiting for the fork); ``discard_ahead`` ends the one left."""
+    _ahead["on"] = on and os.environ.get("AUTOGRADER_AHEAD", "1") != "0"
+    if not on:
+        discard_ahead()
+
+
+def _running(proc: template.WarmProcess) -> bool:
+    try:
+        return proc.template.wait(proc.pid, 0) is None
+    except template.TemplateError:
+        return False
+
+
+def _take_ahead(limits: Limits, preload, warm) -> _Ahead | None:
+    """The sandbox forked ahead if it is the one to start now; any other is ended."""
+    _join_fork()
+    with _ahead_lock:
+        ahead, _ahead["sandbox"] = _ahead["sandbox"], None
+    if ahead is None:
+        return None
+    if ahead.fits(limits, preload):
+        return ahead
+    ahead.close()
+    return None
+
+
+def _fork_ahead(limits: Limits, preload, warm) -> None:
+    """Start forking the next sandbox in the background, if this process keeps one ahead and has none."""
+    if not _ahead["on"] or _ahead["sandbox"] is not None or _ahead["thread"] is not None:
+        return
+
+    def fork() -> None:
+        group = cgroups.Group(limits.ram_bytes, limits.tasks)
+        if "pids" not in group.paths:  # RLIMIT_NPROC's count is taken at the start: no sandbox ahead
+            group.remove()
+            return
+        ours, theirs = socket.socketpair()
+        try:
+            made = warm_template(tuple(preload), warm)
+            proc = made.spawn(theirs.fileno(), _spawn_request(limits, group))
+        except Exception:  # noqa: BLE001 - no sandbox ahead: the next one is forked when it is needed
+            ours.close()
+            group.remove()
+            return
+        finally:
+            theirs.close()
+        with _ahead_lock:
+            _ahead["sandbox"] = _Ahead(limits, made, group, ours, proc)
+
+    _ahead["thread"] = threading.Thread(target=fork, name="sandbox-ahead", daemon=True)
+    _ahead["thread"].start()
+
+
+def discard_ahead() -> None:
+    """End this process's sandbox forked ahead, if any (its groups removed)."""
+    _join_fork()
+    with _ahead_lock:
+        ahead, _ahead["sandbox"] = _ahead["sandbox"], None
+    if ahead is not None:
+        ahead.close()
+
+
+def _join_fork() -> None:
+    thread, _ahead["thread"] = _ahead["thread"], None
+    if thread is not None:
+        thread.join()
+
+
+atexit.register(discard_ahead)
 
 
 def remove_tree(folder: str) -> bool:

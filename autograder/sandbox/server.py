@@ -27,7 +27,7 @@ class Server:
     """Serves the trusted grader's requests; re-entrant for callbacks into the grader."""
 
     def __init__(self, sock: socket.socket, watch_class):
-        self.sock = sock
+        self.sock, self.reader = sock, wire.Reader(sock)
         self.Watch = watch_class
         self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
         self.objects: dict[int, object] = {}
@@ -66,7 +66,7 @@ class Server:
     def request(self, message, enc) -> dict:
         wire.send(self.sock, message, enc)
         while True:
-            header, buffers = wire.recv(self.sock)
+            header, buffers = wire.recv(self.reader)
             if protocol.is_reply(header):
                 dec = self.decoder(buffers)
                 if header.get("ok"):
@@ -94,7 +94,7 @@ class Server:
     def loop(self) -> None:
         while True:
             try:
-                header, buffers = wire.recv(self.sock)
+                header, buffers = wire.recv(self.reader)
             except (EOFError, ConnectionError):
                 return
             self.serve(header, buffers)

@@ -13,6 +13,7 @@ in the trusted process.
 from __future__ import annotations
 
 import json
+import math
 import socket
 import struct
 import time
@@ -195,7 +196,7 @@ class Decoder:
             if len(shape) > 32 or any(s < 0 for s in shape):
                 raise WireError("array shape is malformed")
             data = self._buffer(tree["b"])
-            if len(data) != dtype.itemsize * int(np.prod(shape, dtype=object)):
+            if len(data) != dtype.itemsize * math.prod(shape):
                 raise WireError("array buffer has the wrong size")
             return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
         if kind == "np":
@@ -235,41 +236,58 @@ def send(sock: socket.socket, message: dict, encoder: Encoder) -> None:
     sock.sendall(b"".join(parts))
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
-    chunks, got = [], 0
-    while got < n:
-        if deadline is not None:  # the whole message, not each read, must arrive in time (no trickling)
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise socket.timeout("the message did not arrive in time")
-            sock.settimeout(left)
-        chunk = sock.recv(min(n - got, 1 << 20))
-        if not chunk:
-            raise EOFError("the other side closed the connection")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+class Reader:
+    """The incoming side of a socket, read ahead in pieces of up to ``READ_AHEAD`` bytes, so that a small
+    message costs one system call. Every message on the socket is read through the same reader (the bytes
+    it has read ahead are the next message's); ``read_ahead=False`` reads exactly what is asked."""
+
+    READ_AHEAD = 1 << 16
+
+    def __init__(self, sock: socket.socket, read_ahead: bool = True):
+        self.sock, self.read_ahead = sock, read_ahead
+        self.pending = bytearray()
+
+    def exact(self, n: int, deadline: float | None) -> bytes:
+        """The next ``n`` bytes; the whole of them, not each read, must arrive by ``deadline`` (no trickling)."""
+        pending = self.pending
+        while len(pending) < n:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise socket.timeout("the message did not arrive in time")
+                self.sock.settimeout(left)
+            missing = n - len(pending)
+            chunk = self.sock.recv(min(max(missing, self.READ_AHEAD), 1 << 20) if self.read_ahead else
+                                   min(missing, 1 << 20))
+            if not chunk:
+                raise EOFError("the other side closed the connection")
+            pending += chunk
+        data = bytes(pending[:n])
+        del pending[:n]
+        return data
 
 
-def recv(sock: socket.socket, deadline: float | None = None, max_header: int = MAX_MESSAGE,
+def recv(channel: Reader | socket.socket, deadline: float | None = None, max_header: int = MAX_MESSAGE,
          max_total: int = MAX_MESSAGE) -> tuple[dict, list[bytes]]:
-    """One message; a header over ``max_header`` bytes or a message over ``max_total`` is refused unread."""
+    """One message from ``channel`` (a ``Reader``, or a socket read exactly); a header over ``max_header``
+    bytes or a message over ``max_total`` is refused unread."""
+    reader = channel if isinstance(channel, Reader) else Reader(channel, read_ahead=False)
     total = 0
 
     def length(limit):
         nonlocal total
-        (n,) = _LEN.unpack(_recv_exact(sock, _LEN.size, deadline))
+        (n,) = _LEN.unpack(reader.exact(_LEN.size, deadline))
         total += n
         if n > limit or total > max_total:
             raise WireError("message too large")
         return n
 
     try:
-        header = json.loads(_recv_exact(sock, length(max_header), deadline))
+        header = json.loads(reader.exact(length(max_header), deadline))
     except RecursionError:
         raise WireError("message nested too deeply") from None
     if not isinstance(header, dict):
         raise WireError("message is not an object")
     count = length(100_000)
-    buffers = [_recv_exact(sock, length(max_total), deadline) for _ in range(count)]
+    buffers = [reader.exact(length(max_total), deadline) for _ in range(count)]
     return header, buffers
