@@ -93,8 +93,11 @@ class Sandbox:
 
     # -- life cycle ----------------------------------------------------------
     def start(self) -> "Sandbox":
-        self.sock = self.process.start()
-        self.reader = wire.Reader(self.sock)
+        return self.connect(self.process.start())
+
+    def connect(self, sock) -> "Sandbox":
+        """Talk to the server on ``sock`` (every reply read through one ``wire.Reader``)."""
+        self.sock, self.reader = sock, wire.Reader(sock)
         return self
 
     def __enter__(self):

@@ -340,8 +340,8 @@ def test_every_malformed_reply_is_a_protocol_stop():
     for op, fields in ((protocol.RELEASE, {}), (protocol.EXEC, {"code": "", "name": "c"}),
                        (protocol.CALL, {"target": None, "args": [], "kwargs": {}, "monitors": []})):
         for header in forged:
-            sandbox = Sandbox()
-            sandbox.sock, theirs = socket.socketpair()
+            mine, theirs = socket.socketpair()
+            sandbox = Sandbox().connect(mine)
             sandbox.process.kill = lambda: None
             answer = {**header}
 

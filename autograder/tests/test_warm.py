@@ -144,6 +144,44 @@ def test_no_state_of_one_sandbox_reaches_the_next(limits):
     assert list(descriptors.values()).count("socket") == 1 and others <= {0, 1, 2}, descriptors
 
 
+def _groups_of_this_process() -> set[str]:
+    import glob
+    import os
+    return {os.path.basename(folder) for folder in glob.glob(f"/sys/fs/cgroup/*/**/sandbox-{os.getpid()}-*",
+                                                               recursive=True)}
+
+
+def test_the_sandbox_forked_ahead_is_the_next_one_and_holds_nothing_of_the_last(monkeypatch, limits):
+    """A grading process forks each sandbox's successor while it works (``process.keep_one_ahead``): the next
+    notebook gets that very process (no fork on its path), which holds nothing of the student before it;
+    one forked for other limits is ended, not used; at the end, none is left, nor any of its groups."""
+    monkeypatch.delenv("AUTOGRADER_AHEAD", raising=False)
+    process.keep_one_ahead()
+    try:
+        a = _box(limits)
+        try:
+            a.function("attack")()
+            process._join_fork()
+            ahead = process._ahead["sandbox"]
+            assert ahead is not None and ahead.proc.pid != a.process.pid, "A's successor is forked while A works"
+            b = _box(limits)
+            try:
+                assert b.process.pid == ahead.proc.pid, "B is the sandbox forked ahead"
+                seen_in_b = b.function("look")()
+            finally:
+                b.close()
+        finally:
+            a.close()
+        assert seen_in_b == {name: ([] if name == "files" else False) for name in seen_in_b}, seen_in_b
+        process._join_fork()
+        ahead = process._ahead["sandbox"]
+        with Sandbox({**limits, "tasks": 60}, preload=PRELOAD) as c:  # other limits: not the one forked ahead
+            assert c.process.pid != ahead.proc.pid and ahead.proc.returncode is not None
+    finally:
+        process.keep_one_ahead(False)
+    assert process._ahead["sandbox"] is None and not _groups_of_this_process()
+
+
 def test_where_no_sandbox_can_be_forked_it_starts_cold(monkeypatch):
     """A template that cannot fork a sandbox (here: no folder to build its root on) costs a warm start,
     not the sandbox: it starts cold through bubblewrap, with the same bounds."""
@@ -184,7 +222,7 @@ def test_a_grading_process_is_warmed_for_its_class_before_its_first_job(monkeypa
     import sys
 
     from autograder.course import Chapter
-    from autograder.job import check_imports, prepare_worker
+    from autograder.job import check_imports, finish_worker, prepare_worker
     assert "import torch._dynamo" in check_imports(Chapter.load("ch03_backprop"))  # torch.func.jvp's, 2 s
     monkeypatch.setattr(template, "_cache", {})
     try:
@@ -197,4 +235,5 @@ def test_a_grading_process_is_warmed_for_its_class_before_its_first_job(monkeypa
         imports = check_imports(Chapter.load("ch01_perceptron"))
         assert imports and all(line.split()[1].split(".")[0] in sys.modules for line in imports)
     finally:
+        finish_worker()
         template.close_all()
