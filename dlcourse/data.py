@@ -1,6 +1,8 @@
 """Data sets that ship with installed packages, or are made here: nothing is downloaded."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -8,8 +10,14 @@ def digits_split(random_state: int = 0):
     """The course recipe's digits split: float32 images (N, 1, 8, 8) scaled to [0, 1], int labels.
 
     Returns ``(X_train, X_test, y_train, y_test)`` from scikit-learn's bundled digits,
-    ``train_test_split(test_size=0.25, random_state=0, stratify=y)``.
+    ``train_test_split(test_size=0.25, random_state=0, stratify=y)``. Made once per process (each call gets
+    its own arrays).
     """
+    return [part.copy() for part in _digits_split(random_state)]
+
+
+@functools.lru_cache(maxsize=4)
+def _digits_split(random_state: int):
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -59,8 +67,13 @@ def language_reference(seed: int = 0) -> dict[str, str]:
     (stripped) that an earlier topic already has is dropped (the reference repeats whole sections under
     several topics); the topics are joined with a blank line and cut at 80 % and 90 % of the characters.
     Validation and test text thus come from topics, and lines, the training text does not contain: a model
-    judged on them cannot have memorised them.
+    judged on them cannot have memorised them. Made once per process (each call gets its own dict).
     """
+    return dict(_language_reference(seed))
+
+
+@functools.lru_cache(maxsize=4)
+def _language_reference(seed: int) -> dict[str, str]:
     from pydoc_data.topics import topics
 
     names = sorted(topics)
@@ -78,3 +91,9 @@ def language_reference(seed: int = 0) -> dict[str, str]:
     text = "\n\n".join(parts)
     a, b = int(0.8 * len(text)), int(0.9 * len(text))
     return {"train": text[:a], "validation": text[a:b], "test": text[b:]}
+
+
+@functools.lru_cache(maxsize=8)
+def character_pairs(text: str) -> frozenset[str]:
+    """The pairs of consecutive characters that occur in ``text`` (made once per process and text)."""
+    return frozenset(text[i:i + 2] for i in range(len(text) - 1))
