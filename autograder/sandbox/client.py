@@ -8,7 +8,8 @@
 Every value that comes back is plain data decoded by ``wire``; other objects come
 back as ``proxies.Handle``s whose attributes, methods and operators are forwarded.
 Arrays and Generators passed as arguments are updated in place from the sandbox's
-copies after the call, so mutation is observable as in a local call. Every wait
+copies after the call (an array only when the call changed it), so mutation is observable
+as in a local call. Every wait
 has a deadline; a sandbox that misses it, dies or breaks the protocol is killed and
 each later request raises its ``SandboxError``.
 """

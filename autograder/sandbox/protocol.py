@@ -33,8 +33,9 @@ class Operation(NamedTuple):
 EXEC = Operation("exec", ("code", "name"), SANDBOX,
                  "run a notebook cell; reply: error (None or {type, message}), ok always true")
 CALL = Operation("call", ("target", "args", "kwargs", "monitors"), SANDBOX,
-                 "call a graded name or a returned object under a Watch of the monitors; reply: value, "
-                 "after (the array and Generator arguments after the call), observations (what the Watch saw)")
+                 "call a graded name or a returned object under a Watch of the monitors; reply: value, after (the "
+                 "array arguments the call changed, and the Generator ones, as they are after it), observations "
+                 "(what the Watch saw)")
 GETATTR = Operation("getattr", ("obj", "name"), SANDBOX, "an attribute of an object in the sandbox; reply: value")
 OPERATOR = Operation("op", ("name", "args"), SANDBOX, "OPERATORS[name](*args) in the sandbox; reply: value")
 ISINSTANCE = Operation("isinstance", ("obj", "cls"), SANDBOX, "isinstance(obj, cls) in the sandbox; reply: value")

@@ -329,6 +329,22 @@ def test_drivers_are_named_not_sent(box, monkeypatch):
         box.run_driver("loads", ([],), {}, module="json")
 
 
+def test_an_argument_comes_back_when_the_call_changed_it():
+    """Mutation is observable as in a local call: an array the student's function changes in place is changed
+    here too, a Generator it draws from advances here too; an array it leaves alone is not sent back at all."""
+    code = "def f(a, b, rng):\n    a[0] = 7.0\n    rng.random()\n    return float(b.sum())"
+    with Sandbox() as box:
+        assert box.run_cell(code, "f") is None
+        a, b, rng = np.zeros(3), np.ones(2), np.random.default_rng(0)
+        assert box.function("f")(a, b, rng) == 2.0
+        assert a.tolist() == [7.0, 0.0, 0.0] and b.tolist() == [1.0, 1.0]
+        assert rng.random() == np.random.default_rng(0).random(2)[1]
+        enc = box.encoder()
+        reply = box.request(protocol.CALL, enc, target=enc(box.function("f")), args=enc([np.zeros(3), b, rng]),
+                            kwargs=enc({}), monitors=[])
+        assert [key for key, _ in reply["after"]] == [0, 2], "only the changed array and the Generator come back"
+
+
 def test_every_malformed_reply_is_a_protocol_stop():
     """Finding 7: a reply that is not what its request answers, to any request (RELEASE included), stops
     that sandbox as broken protocol, never an error of the grader."""
