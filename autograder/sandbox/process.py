@@ -192,13 +192,20 @@ class _Ahead:
     group: cgroups.Group
     sock: socket.socket
     proc: template.WarmProcess
+    expiry: threading.Timer | None = None  # ends it if no notebook has taken it by then (AHEAD_IDLE_SECONDS)
 
     def fits(self, limits: Limits, preload) -> bool:
         """Whether it is the sandbox ``Process(limits, preload)`` would fork now, and still waiting."""
         return (self.limits == limits and set(preload) <= set(self.template.preload) and self.template.alive()
                 and self.proc.returncode is None and _running(self.proc))
 
+    def taken(self) -> _Ahead:
+        if self.expiry is not None:
+            self.expiry.cancel()
+        return self
+
     def close(self) -> None:
+        self.taken()
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -210,6 +217,7 @@ class _Ahead:
 
 _ahead: dict = {"on": False, "sandbox": None, "thread": None}  # this process's sandbox forked ahead
 _ahead_lock = threading.Lock()
+AHEAD_IDLE_SECONDS = 300  # a sandbox forked ahead that no notebook takes by then is ended (a long-lived process)
 
 
 def keep_one_ahead(on: bool = True) -> None:
@@ -235,7 +243,7 @@ def _take_ahead(limits: Limits, preload, warm) -> _Ahead | None:
     if ahead is None:
         return None
     if ahead.fits(limits, preload):
-        return ahead
+        return ahead.taken()
     ahead.close()
     return None
 
@@ -260,8 +268,11 @@ def _fork_ahead(limits: Limits, preload, warm) -> None:
             return
         finally:
             theirs.close()
+        ahead = _Ahead(limits, made, group, ours, proc, threading.Timer(AHEAD_IDLE_SECONDS, lambda: _expire(ahead)))
+        ahead.expiry.daemon = True
         with _ahead_lock:
-            _ahead["sandbox"] = _Ahead(limits, made, group, ours, proc)
+            _ahead["sandbox"] = ahead
+        ahead.expiry.start()
 
     _ahead["thread"] = threading.Thread(target=fork, name="sandbox-ahead", daemon=True)
     _ahead["thread"].start()
@@ -274,6 +285,15 @@ def discard_ahead() -> None:
         ahead, _ahead["sandbox"] = _ahead["sandbox"], None
     if ahead is not None:
         ahead.close()
+
+
+def _expire(ahead: _Ahead) -> None:
+    """End ``ahead`` if it is still waiting for its notebook."""
+    with _ahead_lock:
+        if _ahead["sandbox"] is not ahead:
+            return
+        _ahead["sandbox"] = None
+    ahead.close()
 
 
 def _join_fork() -> None:

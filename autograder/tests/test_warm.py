@@ -6,6 +6,8 @@ a SysV shared memory segment, the bytes of a loaded library through /proc/self/m
 that sees all of that in A (the control) sees none of it in B, forked from the same template while A
 still runs, nor in C, forked after A is gone. The audit hook is off: the OS boundary alone is tested.
 """
+import time
+
 import pytest
 
 from autograder.sandbox import process, template
@@ -177,6 +179,15 @@ def test_the_sandbox_forked_ahead_is_the_next_one_and_holds_nothing_of_the_last(
         ahead = process._ahead["sandbox"]
         with Sandbox({**limits, "tasks": 60}, preload=PRELOAD) as c:  # other limits: not the one forked ahead
             assert c.process.pid != ahead.proc.pid and ahead.proc.returncode is not None
+        monkeypatch.setattr(process, "AHEAD_IDLE_SECONDS", 0.5)  # one nobody takes is ended after a while
+        Sandbox(limits, preload=PRELOAD).start().close()
+        process._join_fork()
+        ahead = process._ahead["sandbox"]
+        assert ahead is not None and ahead.group.paths
+        deadline = time.monotonic() + 10
+        while (process._ahead["sandbox"] is not None or _groups_of_this_process()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process._ahead["sandbox"] is None and not _groups_of_this_process(), "an idle one is ended, groups too"
     finally:
         process.keep_one_ahead(False)
     assert process._ahead["sandbox"] is None and not _groups_of_this_process()
