@@ -196,7 +196,7 @@ def prepare_worker(chapters=(), warm: tuple = ()) -> None:
     import dlcourse.testing  # noqa: F401
     font_cache()
     for chapter in chapters:
-        loaded = Chapter.load(chapter)
+        loaded = course_files(chapter)[0]  # read as its jobs will read it: once
         for statement in check_imports(loaded):
             try:
                 exec(statement, {})  # an import line of the chapter's own test cells
@@ -228,7 +228,6 @@ def worker_modules(chapters) -> list[str]:
                 if name and name not in modules:
                     modules.append(name)
     return modules
-
 
 
 def check_imports(chapter: Chapter) -> list[str]:

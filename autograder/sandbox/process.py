@@ -72,7 +72,7 @@ class Process:
             raise SandboxError(f"no sandbox can be made here: {reason}", Stop.ISOLATION)
         limits = self.limits
         if reason is None and template.enabled():
-            ahead = _take_ahead(limits, self.preload, self.warm)
+            ahead = _take_ahead(limits, self.preload)
             if ahead is not None:
                 self.group, self.sock, self.proc, self.pid = ahead.group, ahead.sock, ahead.proc, ahead.proc.pid
                 weakref.finalize(self, self.group.remove)
@@ -235,7 +235,7 @@ def _running(proc: template.WarmProcess) -> bool:
         return False
 
 
-def _take_ahead(limits: Limits, preload, warm) -> _Ahead | None:
+def _take_ahead(limits: Limits, preload) -> _Ahead | None:
     """The sandbox forked ahead if it is the one to start now; any other is ended."""
     _join_fork()
     with _ahead_lock:

@@ -115,7 +115,6 @@ class Server:
     def call(self, header, dec, enc) -> dict:
         target = dec(header["target"])
         args, kwargs = dec(header.get("args", [])), dec(header.get("kwargs", {}))
-        before = _snapshot(args, kwargs)
         monitors = header.get("monitors") or []
         watch = self.Watch.for_monitors(monitors)
         try:
@@ -126,7 +125,7 @@ class Server:
                 value = target(*args, **kwargs)
         except BaseException as exc:  # noqa: BLE001
             return protocol.reply(False, error=_describe(exc), observations=watch.observations())
-        after = [[key, enc(a)] for key, a in _arguments(args, kwargs) if _changed(a, before.get(key))]
+        after = [[key, enc(a)] for key, a in [*enumerate(args), *kwargs.items()] if _changed(a, dec.received(a))]
         return protocol.reply(True, value=enc(value), after=after, observations=watch.observations())
 
     def getattr(self, header, dec, enc) -> dict:
@@ -160,23 +159,13 @@ class Server:
         return protocol.reply(True, value=None)
 
 
-def _arguments(args, kwargs) -> list:
-    return list(enumerate(args)) + list(kwargs.items())
-
-
-def _snapshot(args, kwargs) -> dict:
-    """Each array argument's shape, dtype and bytes before the call: only what the call changed goes back."""
-    import numpy as np
-    return {key: (a.shape, a.dtype.str, a.tobytes()) for key, a in _arguments(args, kwargs)
-            if isinstance(a, np.ndarray)}
-
-
-def _changed(value, before) -> bool:
-    """Whether the grader's copy of this argument must be made what it is now (a Generator: always)."""
+def _changed(value, received) -> bool:
+    """Whether the grader's copy of this argument must be made what it is now: an array unlike what arrived
+    (``received``: its shape, dtype and bytes; None for one that did not come in the request), a Generator."""
     import numpy as np
     if isinstance(value, np.random.Generator):
         return True
-    return isinstance(value, np.ndarray) and before != (value.shape, value.dtype.str, value.tobytes())
+    return isinstance(value, np.ndarray) and received != (value.shape, value.dtype.str, value.tobytes())
 
 
 def _describe(exc: BaseException) -> dict:

@@ -138,6 +138,7 @@ class Decoder:
         self.nodes, self.max_nodes = 0, max_nodes or self.MAX_NODES
         self.bytes, self.max_bytes = 0, max_bytes or self.MAX_BYTES
         self.used: set[int] = set()
+        self.arrays: dict[int, tuple] = {}  # id of each array built -> (it, its shape, dtype and bytes as received)
 
     def _count(self, nodes: int = 1, size: int = 0) -> None:
         self.nodes += nodes
@@ -154,6 +155,11 @@ class Decoder:
         data = self.buffers[index]
         self._count(0, len(data))
         return data
+
+    def received(self, value) -> tuple | None:
+        """(shape, dtype, bytes) of an array this decoder built, as it arrived; None for any other value."""
+        found = self.arrays.get(id(value))
+        return found[1:] if found is not None and found[0] is value else None
 
     def __call__(self, tree):
         self._count()
@@ -198,7 +204,9 @@ class Decoder:
             data = self._buffer(tree["b"])
             if len(data) != dtype.itemsize * math.prod(shape):
                 raise WireError("array buffer has the wrong size")
-            return np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+            array = np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+            self.arrays[id(array)] = (array, shape, dtype.str, data)
+            return array
         if kind == "np":
             dtype = _dtype(tree["dtype"])
             data = self._buffer(tree["b"])
@@ -239,12 +247,12 @@ def send(sock: socket.socket, message: dict, encoder: Encoder) -> None:
 class Reader:
     """The incoming side of a socket, read ahead in pieces of up to ``READ_AHEAD`` bytes, so that a small
     message costs one system call. Every message on the socket is read through the same reader (the bytes
-    it has read ahead are the next message's); ``read_ahead=False`` reads exactly what is asked."""
+    it has read ahead are the next message's)."""
 
     READ_AHEAD = 1 << 16
 
-    def __init__(self, sock: socket.socket, read_ahead: bool = True):
-        self.sock, self.read_ahead = sock, read_ahead
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
         self.pending = bytearray()
 
     def exact(self, n: int, deadline: float | None) -> bytes:
@@ -256,9 +264,7 @@ class Reader:
                 if left <= 0:
                     raise socket.timeout("the message did not arrive in time")
                 self.sock.settimeout(left)
-            missing = n - len(pending)
-            chunk = self.sock.recv(min(max(missing, self.READ_AHEAD), 1 << 20) if self.read_ahead else
-                                   min(missing, 1 << 20))
+            chunk = self.sock.recv(min(max(n - len(pending), self.READ_AHEAD), 1 << 20))
             if not chunk:
                 raise EOFError("the other side closed the connection")
             pending += chunk
@@ -267,11 +273,10 @@ class Reader:
         return data
 
 
-def recv(channel: Reader | socket.socket, deadline: float | None = None, max_header: int = MAX_MESSAGE,
+def recv(reader: Reader, deadline: float | None = None, max_header: int = MAX_MESSAGE,
          max_total: int = MAX_MESSAGE) -> tuple[dict, list[bytes]]:
-    """One message from ``channel`` (a ``Reader``, or a socket read exactly); a header over ``max_header``
-    bytes or a message over ``max_total`` is refused unread."""
-    reader = channel if isinstance(channel, Reader) else Reader(channel, read_ahead=False)
+    """One message from ``reader``'s socket; a header over ``max_header`` bytes or a message over ``max_total``
+    is refused unread."""
     total = 0
 
     def length(limit):

@@ -362,7 +362,7 @@ def test_every_malformed_reply_is_a_protocol_stop():
             answer = {**header}
 
             def reply():
-                wire.recv(theirs)
+                wire.recv(wire.Reader(theirs))
                 wire.send(theirs, answer, wire.Encoder(None))
             thread = threading.Thread(target=reply)
             thread.start()
