@@ -1,47 +1,40 @@
 # Two commands do everything:  make lab   (set up, then open JupyterLab on your work/ folder)
 #                              make test  (set up, then run every test)
 SHELL := /bin/bash
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
+# The interpreter that made $(VENV) (tools/setup_env.py records it), else python3.11, else python3.
+# Another one given (make lab PYTHON=/path/to/python3.11) makes the virtualenv anew with it.
+PYTHON ?= $(or $(wildcard $(shell cat $(VENV)/.python 2>/dev/null)),$(shell command -v python3.11 || command -v python3))
 # The student's own copy of course/: made the first time, a chapter added when a release brings a new
 # one, never overwritten and never deleted by any target here (git clean -x would: it is ignored by git).
 WORK ?= work
+# torch on Linux: PyTorch's CPU index (a CPU-sized download); TORCH_INDEX= (empty): PyPI's default build
+# (CUDA's on Linux, several GB); or a CUDA index of PyTorch's, e.g. https://download.pytorch.org/whl/cu126
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 ifeq ($(DLCOURSE_EXISTING_ENV),1)
 # Binder (binder/start sets it): the environment the image was built with, used as it is; nothing installed
 BIN := $(patsubst %/,%,$(dir $(shell command -v python3)))
-STAMP :=
 else
 BIN := $(abspath $(VENV))/bin
-STAMP := $(VENV)/.installed-$(shell cat requirements.txt requirements.lock pyproject.toml | cksum | cut -d' ' -f1)
 endif
 # nbgrader shells out to alembic and jupyter: the environment's bin/ must be on PATH.
 export PATH := $(BIN):$(PATH)
-PIP := $(BIN)/python -m pip --disable-pip-version-check --quiet
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# jupyter-config/ is the course's Jupyter configuration, copied into the environment's etc/jupyter
-LABCONFIG := $(VENV)/etc/jupyter/labconfig/page_config.d/dlcourse.json
 # JupyterLab as a student has it: nbgrader's instructor parts off (jupyter-config/student/, as on Binder)
 STUDENT_LAB := JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter-config/student$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
 LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab lab-instructor work test test-browser release grade feedback export formgrader check benchmark clean clean-grading
+.PHONY: setup lab lab-instructor work test test-setup test-browser release grade feedback export formgrader check benchmark clean clean-grading
 
+# tools/setup_env.py: the interpreter checked (one line if it cannot serve), the virtualenv made anew when
+# another interpreter made it, torch, the lock's packages with a progress line each, the stamp; seconds when done
 ifeq ($(DLCOURSE_EXISTING_ENV),1)
 setup: ;
 else
-setup: $(STAMP) $(LABCONFIG)
+setup:
+	@test -n "$(PYTHON)" || { echo "make: found neither python3.11 nor python3: install Python 3.11, or make lab PYTHON=/path/to/python3.11" >&2; exit 2; }
+	@$(PYTHON) tools/setup_env.py --venv "$(VENV)" --torch-index "$(TORCH_INDEX)"
 endif
-
-$(STAMP):
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -r requirements.txt -c requirements.lock
-	$(PIP) install --no-deps --no-build-isolation -e .
-	@MPLBACKEND=Agg $(BIN)/python -c "import matplotlib.pyplot" # build matplotlib's font cache once
-	@rm -f $(VENV)/.installed-* && touch $@
-	@echo "environment ready in $(VENV)"
-
-$(LABCONFIG): $(shell find jupyter-config -type f) $(STAMP)
-	@mkdir -p $(VENV)/etc/jupyter && cp -r jupyter-config/. $(VENV)/etc/jupyter/
 
 # jupyter refuses root unless told; a container's user is often root. LAB_ARGS: more options.
 lab: setup work
@@ -59,7 +52,12 @@ work:
 	done
 
 test: setup
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=12
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=12 -m "not fresh_setup"
+
+# The first ten minutes on Debian: make setup, lab and check as a new account with Debian's own python3.11,
+# from a copy of this checkout in its home folder (tests/test_fresh_setup.py; root, a few minutes of download)
+test-setup: setup
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -s -m fresh_setup tests/test_fresh_setup.py
 
 test-browser: setup
 	REQUIRE_BROWSER=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests
