@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import pytest
+from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +38,9 @@ def lock_pins():
         line = line.split("#")[0].strip()
         if "==" in line:
             name, version = line.split("==", 1)
-            pins[name.strip()] = version.strip()
+            version, _, marker = version.partition(";")
+            if not marker or Marker(marker).evaluate():  # appnope: macOS only
+                pins[name.strip()] = version.strip()
     return pins
 
 
@@ -94,6 +97,41 @@ def test_make_refuses_another_python_before_any_download(tmp_path):
                                  capture_output=True, text=True).stdout.strip()
         assert f"Python {version} ({python}" in lines[0] and "make lab PYTHON=" in lines[0], lines[0]
         assert not done.stdout and not venv.exists()
+
+
+def test_the_lock_covers_linux_and_macos():
+    """Every package the direct pins need on Linux (x86_64, aarch64) and macOS is in the lock (the README
+    names those platforms), read from the installed packages' metadata with each platform's markers."""
+    import re as regex
+
+    from importlib.metadata import requires
+    from packaging.requirements import Requirement
+
+    def canonical(name):
+        return regex.sub(r"[-_.]+", "-", name).lower()
+
+    lock = {canonical(line.split("==")[0]) for line in (ROOT / "requirements.lock").read_text().splitlines()
+            if "==" in line.split("#")[0]}
+    direct = [canonical(line.split("==")[0]) for line in (ROOT / "requirements.txt").read_text().splitlines()
+              if "==" in line.split("#")[0]]
+    for platform in ({"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "x86_64"},
+                     {"sys_platform": "linux", "platform_system": "Linux", "platform_machine": "aarch64"},
+                     {"sys_platform": "darwin", "platform_system": "Darwin", "platform_machine": "arm64"}):
+        seen, todo = set(), list(direct)
+        while todo:
+            name = todo.pop()
+            if name in seen or name not in lock:
+                assert name in lock or name in seen, f"{name} ({platform['sys_platform']}) is not in the lock"
+                continue
+            seen.add(name)
+            try:
+                needs = requires(name) or []
+            except PackageNotFoundError:  # another platform's package (appnope): it needs nothing more
+                needs = []
+            for text in needs:
+                requirement = Requirement(text)
+                if requirement.marker is None or requirement.marker.evaluate({"extra": "", **platform}):
+                    todo.append(canonical(requirement.name))
 
 
 def test_linux_takes_torch_from_the_cpu_index():

@@ -122,13 +122,13 @@ def pin(name):
     with open(os.path.join(ROOT, "requirements.lock")) as f:
         for line in f:
             if line.split("==")[0].strip().lower() == name:
-                return line.split("==")[1].split("#")[0].strip()
+                return line.split("==")[1].split("#")[0].split(";")[0].strip()
     raise SystemExit("requirements.lock pins no {}".format(name))
 
 
 def count_pins():
     with open(os.path.join(ROOT, "requirements.lock")) as f:
-        return sum(1 for line in f if "==" in line.split("#")[0])
+        return sum(1 for line in f if "==" in line.split("#")[0] and ";" not in line)  # markers: other platforms
 
 
 def commands(python, torch_index, platform=sys.platform):
