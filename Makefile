@@ -86,13 +86,14 @@ formgrader: setup
 	cd "$(OUT)" && JUPYTER_CONFIG_PATH="$(CURDIR)/autograder/formgrader_config" $(LAB) --ServerApp.root_dir="$(abspath $(OUT))" --ServerApp.default_url=/formgrader $(LAB_ARGS)
 
 # make check CHAPTER=ch01_perceptron: $(WORK)/ch01_perceptron/ch01_perceptron.ipynb; NOTEBOOK=<path>: any
-# notebook; neither: the notebook of $(WORK) saved last (on Binder, WORK is course/: binder/start)
+# notebook; neither: the notebook of $(WORK) saved last (on Binder, WORK is course/: binder/start).
+# A line per exercise and the first failing check; DETAILS=1: every failing check.
 check: setup
 	@notebook="$(or $(NOTEBOOK),$(if $(CHAPTER),$(WORK)/$(CHAPTER)/$(CHAPTER).ipynb))"; \
 	if [ -z "$$notebook" ]; then notebook=$$(ls -t "$(WORK)"/*/*.ipynb 2>/dev/null | head -n 1); \
 	  if [ -z "$$notebook" ]; then echo "check: no notebook in $(WORK)/ to check: make check CHAPTER=<chapter> or NOTEBOOK=<path>" >&2; exit 2; fi; \
 	  echo "checking $$notebook (saved last; CHAPTER=<chapter> for another)"; fi; \
-	MPLBACKEND=Agg $(BIN)/python -m autograder check $(if $(LIMITS),--limits "$(LIMITS)") "$$notebook"
+	MPLBACKEND=Agg $(BIN)/python -m autograder check $(if $(filter-out 0,$(DETAILS)),--details) $(if $(LIMITS),--limits "$(LIMITS)") "$$notebook"
 
 # Chapter budgets, grading against its limits (overhead, bare code, stock nbgrader on the whole class, Dask
 # with 1 and 2 workers), widget latency in a browser, and Binder rehearsed (a clean virtualenv from binder/

@@ -43,6 +43,43 @@ class _Budget:
         return source
 
 
+FIRST_LINE_CHARS = 40  # of a read-only cell's first line, to name a cell that has no grade_id
+NAMES_LISTED = 8       # cells named in one note; the rest counted
+
+
+def first_line(source) -> str:
+    """A cell's first non-blank line, cut to ``FIRST_LINE_CHARS`` characters."""
+    source = source if isinstance(source, str) else "".join(source) if isinstance(source, list) else ""
+    line = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return line if len(line) <= FIRST_LINE_CHARS else line[:FIRST_LINE_CHARS - 1].rstrip() + "…"
+
+
+def cell_name(cell, index: int) -> str:
+    """A read-only cell as the student can find it in the notebook they submitted (``index`` there, from 0):
+    its grade_id if it has one, else its first line, and its position (``cell 12``, counted from 1)."""
+    gid = grade_id(cell)
+    if gid:
+        return f"{gid} (cell {index + 1})"
+    line = first_line(cell.get("source", ""))
+    return f"cell {index + 1}" + (f' "{line}"' if line else "")
+
+
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:NAMES_LISTED])
+    return shown + (f" and {len(names) - NAMES_LISTED} more" if len(names) > NAMES_LISTED else "")
+
+
+def restored_notes(modified: list[str], deleted: list[str]) -> list[str]:
+    """One note for the read-only cells modified, one for those deleted (none when there are none),
+    each naming the cells: the feedback and the log say it once per notebook, not once per cell."""
+    notes = []
+    for names, what in ((modified, "modified"), (deleted, "deleted")):
+        if names:
+            cells = "a read-only cell was" if len(names) == 1 else f"{len(names)} read-only cells were"
+            notes.append(f"{cells} {what} and restored from the release: {_listed(names)}")
+    return notes
+
+
 def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
     """(the notebook to grade, notes on what was restored or missing)."""
     notes: list[str] = []
@@ -58,6 +95,8 @@ def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
     release_gids = {grade_id(c) for c in release.cells if grade_id(c)}
 
     used: set[int] = set()
+    modified: list[str] = []  # the read-only cells the student changed, named (cell_name)
+    deleted: list[str] = []   # the read-only cells with a grade_id that the student deleted, by grade_id
     slots: list[tuple[int | None, nbformat.NotebookNode]] = []  # (index in submission, cell)
     for cell in release.cells:
         gid = grade_id(cell)
@@ -79,12 +118,14 @@ def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
         elif match is not None:
             theirs = submitted.cells[match]
             if theirs.source != cell.source or nbgrader_meta(theirs) != nbgrader_meta(cell):
-                notes.append(f"{'cell ' + gid if gid else 'a read-only cell'} was modified: restored from the release")
+                modified.append(cell_name(cell, match))
         elif gid:
-            notes.append(f"cell {gid} was deleted: restored from the release")
+            deleted.append(gid)
         if out.cell_type == "code":
             out.outputs, out.execution_count = [], None
         slots.append((match, out))
+
+    notes += restored_notes(modified, deleted)
 
     # the student's own extra cells, after the release cell they followed
     extras: dict[int | None, list] = {}

@@ -6,5 +6,7 @@
 - ``binder``: Binder rehearsed (a clean environment from binder/ alone, every chapter on 1 CPU, 2 GB).
 
 Each prints a table and writes JSON to ``benchmarks/results/`` (gitignored); ``common`` holds what
-they share (environment, chapter selection, tables, results).
+they share (environment, chapter selection, tables, results). Each also records the figures of the
+budgets table in ``benchmarks/measured/<benchmark>.json`` (committed), from which ``budgets``
+renders ``docs/budgets.md``.
 """

@@ -134,6 +134,21 @@ def run_chapter(venv: Path, chapter: str, seconds: float = 600) -> dict:
             "error": None if ok else error}
 
 
+def budget_figures(results: list[dict], every: list[str]) -> dict[str, str]:
+    """The budgets table's figures (benchmarks.budgets): each chapter's time on Binder's limits."""
+    if not results:
+        return {}
+    ran = [(r["chapter"].split("_")[0], r) for r in results]
+    failed = [c for c, r in ran if not r["ok"]]
+    slowest, peak = max(ran, key=lambda c: c[1]["seconds"]), max(ran, key=lambda c: c[1]["peak_mb"])
+    fastest = min(r["seconds"] for _, r in ran)
+    which = "" if len(ran) == len(every) else f"; {len(ran)} chapters: {', '.join(c for c, _ in ran)}"
+    return {"binder_seconds": f"{fastest:.0f}–{slowest[1]['seconds']:.0f} s, "
+            + (f"failed: {', '.join(failed)}" if failed else "every chapter clean")
+            + f" ({slowest[0]} {slowest[1]['seconds']:.1f} s the longest; "
+            f"peak at most {peak[1]['peak_mb']:.0f} MB, {peak[0]})" + which}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.binder", description=__doc__.split("\n")[0])
     parser.add_argument("--venv", default="/tmp/binder-rehearsal")
@@ -174,6 +189,8 @@ def main(argv=None) -> int:
                                  "limits": {"cpus": 1, "address_space_bytes": MEMORY_BYTES,
                                             "budget_seconds": BUDGET_SECONDS}})
     print(f"\nresults: {path.relative_to(ROOT)}")
+    from . import budgets
+    budgets.record("binder", budget_figures(results, selected_chapters(parser, "")), argv)
     return 1 if wrong or over else 0
 
 

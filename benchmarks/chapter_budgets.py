@@ -364,6 +364,23 @@ def print_report(results: list[dict]) -> None:
         print("\nNo budget exceeded.")
 
 
+def budget_figures(results: list[dict], every: list[str]) -> dict[str, str]:
+    """The budgets table's figures (benchmarks.budgets) of the chapters executed in this run."""
+    ran = [(r["chapter"].split("_")[0], r["execution"]) for r in results
+           if r.get("execution") and r["execution"].get("seconds") is not None]
+    if not ran:
+        return {}
+    which = "" if len(ran) == len(every) else f"; {len(ran)} chapters: {', '.join(c for c, _ in ran)}"
+    failed = [c for c, e in ran if not e.get("ok") or e.get("cell_errors")]
+    which += f"; errors in {', '.join(failed)}" if failed else ""
+    seconds = sorted(ran, key=lambda c: -c[1]["seconds"])
+    peak = max(ran, key=lambda c: c[1]["peak_mb"])
+    longest = ", ".join(f"{c} {e['seconds']:.0f} s" for c, e in seconds[:3])
+    shortest, slowest = seconds[-1][1]["seconds"], seconds[0][1]["seconds"]
+    return {"chapter_seconds": f"{shortest:.0f}–{slowest:.0f} s ({longest} the longest)" + which,
+            "chapter_peak_mb": f"at most {peak[1]['peak_mb']:.0f} MB ({peak[0]})" + which}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.chapter_budgets", description=__doc__.split("\n")[0])
     chapters_option(parser)
@@ -404,6 +421,8 @@ def main(argv=None) -> int:
         "chapter_seconds": BUDGET_SECONDS, "chapter_mb": BUDGET_MB, "widget_median_ms": BUDGET_WIDGET_MS},
         "chapters": results})
     print(f"\nresults: {path.relative_to(ROOT)}")
+    from . import budgets
+    budgets.record("chapter_budgets", budget_figures(results, selected_chapters(parser, "")), argv)
     return 1 if args.strict and any(r["flags"] for r in results) else 0
 
 

@@ -369,8 +369,43 @@ def print_report(runs: list[dict]) -> None:
         print(f"  {f}")
 
 
+def budget_figures(runs: list[dict], every: list[str]) -> dict[str, str]:
+    """The budgets table's figures (benchmarks.budgets): the worst widget of each budget, per run."""
+    figures = {}
+    for run in runs:
+        widgets = [(c.split("_")[0], w) for c, r in run["chapters"].items() for w in r.get("widgets", [])
+                   if w.get("median_ms") is not None]
+        if not widgets:
+            continue
+        chapters = sorted({c for c, _ in widgets})
+        where = (f"{len(widgets)} widget{'s' if len(widgets) > 1 else ''} of "
+                 + (f"{len(chapters)} chapters" if len(run["chapters"]) == len(every) else ", ".join(chapters)))
+        floor = [w["median_ms"] for c in run.get("calibration", []) for w in c.get("widgets", [])
+                 if w.get("median_ms") is not None]
+        where += f"; calibration floor {min(floor):.0f}–{max(floor):.0f} ms" if floor else ""
+        failed = [c.split("_")[0] for c, r in run["chapters"].items() if r.get("error")]
+        where += f"; not measured: {', '.join(failed)}" if failed else ""
+
+        def worst(key):
+            chapter, w = max(widgets, key=lambda cw: cw[1][key])
+            return f"at most {w[key]:.0f} ms ({chapter}, {w['title'][:40]!r}; {where})"
+        if run["cpus"] == 2:
+            figures["widget_median"], figures["widget_worst"] = worst("median_ms"), worst("worst_ms")
+        elif run["cpus"] == 1:
+            figures["widget_median_1cpu"] = worst("median_ms")
+    firsts = [(c.split("_")[0], run["cpus"], f["ms"]) for run in runs for c, r in run["chapters"].items()
+              for f in r.get("first_display", [])]
+    if firsts:
+        never = [f"{c} on {cpus} CPU(s)" for c, cpus, ms in firsts if ms is None]
+        chapter, cpus, ms = max(((c, cpus, ms) for c, cpus, ms in firsts if ms is not None),
+                                key=lambda f: f[2], default=(None, None, None))
+        shown = [f"at most {ms:.0f} ms ({chapter} on {cpus} CPU(s))"] if ms is not None else []
+        figures["widget_first"] = "; ".join(shown + ([f"never shown: {', '.join(never)}"] if never else []))
+    return figures
+
+
 def markdown(data: dict) -> str:
-    """The results as a Markdown table (for the README): one row per widget, every run side by side."""
+    """The results as a Markdown table (for docs/widget-latency.md): one row per widget, every run side by side."""
     runs = data["runs"]
     head = ["chapter", "widget"]
     for r in runs:
@@ -550,6 +585,9 @@ def main(argv=None) -> int:
     print_load_warning()
     save()
     print(f"\nresults: benchmarks/results/{args.output}.json")
+    if args.output == "widget_latency":  # the budgets table's figures; another --output is an experiment
+        from . import budgets
+        budgets.record("widget_latency", budget_figures(runs, selected_chapters(parser, "")), argv)
     return 1 if args.strict and any(run["flags"] for run in runs) else 0
 
 

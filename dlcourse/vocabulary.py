@@ -95,6 +95,31 @@ def totals(result: dict) -> dict:
             "manual": f"plus {points(manual)} points of written answers, {HAND_GRADED}" if manual else ""}
 
 
+def row_not_written(row: dict) -> bool:
+    """Every failure of a row is a function not written yet (a blank, not a mistake)."""
+    return bool(row["failures"]) and all(not_written(f["message"]) for f in row["failures"])
+
+
+def row_state(row: dict) -> str:
+    """What a row of the check table comes to, in a few words: ``ok``, ``not written yet``, ``2 checks
+    fail``, ``the test cell stopped``."""
+    if row["full"]:
+        return "ok"
+    if row_not_written(row):
+        return "not written yet"
+    failing = sum(f["kind"] in ("check", "hidden check") for f in row["failures"])
+    words = [f"{failing} check{'s' if failing != 1 else ''} fail{'s' if failing == 1 else ''}"] if failing else []
+    stopped = [f for f in row["failures"] if f["kind"] not in ("check", "hidden check")]
+    if stopped:
+        words.append(STOPPED if stopped[0]["kind"] == STOPPED else f"the test cell: {stopped[0]['kind']}")
+    return "; ".join(words)
+
+
+def short_row(row: dict, name_width: int = 0) -> str:
+    """A row of the check table in one line: ``exercise  score  passed  state`` (``row_state``)."""
+    return f"{row['exercise']:<{name_width}}  {row['score']:>9}  {row['passed']:>6}  {row_state(row)}".rstrip()
+
+
 def text_row(row: dict, name_width: int = 0, width: int = 100) -> list[str]:
     """A row of the check table as text: ``exercise  score  passed ok``, then each failure on its own
     wrapped line (``✗ hidden check: ...``). The command line's table and a test cell's text output."""

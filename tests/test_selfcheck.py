@@ -62,12 +62,14 @@ def hidden():
 
 @pytest.fixture(scope="module")
 def tables(notebooks):
-    """The CLI's table for each notebook (one grading run each)."""
+    """The CLI's table for each notebook (one grading run each), and the untouched one's with --details."""
     out = {}
     for kind, path in notebooks.items():
         done = run_cli(path)
         assert done.returncode == 0, done.stderr
         out[kind] = done
+    out["untouched --details"] = done = run_cli("--details", notebooks["untouched"])
+    assert done.returncode == 0, done.stderr
     return out
 
 
@@ -104,12 +106,23 @@ def test_reference_gets_full_marks_in_the_table(tables, hidden):
 
 
 def test_untouched_shows_failures_with_descriptions(tables, hidden, results):
-    done = tables["untouched"]
-    text = done.stdout
-    total = next(line for line in text.splitlines() if line.startswith("total"))
-    assert total.split()[1].startswith("0/")
-    assert "not written yet" in text
+    """The table says each exercise is not written yet, in one line each, and what to do next; with --details
+    it lists every failing check with its description."""
     result = results["untouched"]
+    short, done = tables["untouched"].stdout, tables["untouched --details"]
+    for text in (short, done.stdout):
+        total = next(line for line in text.splitlines() if line.startswith("total"))
+        assert total.split()[1].startswith("0/")
+        assert "not written yet" in text
+        assert "free_response_" in text and "still empty" in text  # the release's placeholder is no answer
+        assert_no_hidden_source(text, hidden)
+    exercises = [cell["grade_id"].removeprefix("test_") for cell in result["cells"]]
+    for name in exercises:
+        assert any(line.startswith(name + " ") and line.endswith("not written yet") for line in short.splitlines()), \
+            f"{name} has no row saying it is not written yet:\n{short}"
+    assert len(short.splitlines()) <= len(exercises) + 20, short
+    assert f"Next: write {exercises[0]}" in " ".join(short.split()) and "--details" in short
+    text = done.stdout
     descriptions = [c["description"] for cell in result["cells"] for c in cell["checks"]]
     hidden_descriptions = [c["description"] for cell in result["cells"] for c in cell["checks"] if c["hidden"]]
     assert hidden_descriptions, "hidden checks are reported"
@@ -117,8 +130,49 @@ def test_untouched_shows_failures_with_descriptions(tables, hidden, results):
     for description in descriptions:
         assert " ".join(description.split()) in flat, f"{description!r} missing from the feedback"
     assert "✗ hidden check:" in text and "✗ check:" in text
-    assert "free_response_" in text and "still empty" in text  # the release's placeholder is no answer
     assert_no_hidden_source(text + done.stderr, hidden)
+
+
+def half_done(chapter: str, written: tuple[str, ...], wrong: dict[str, str]) -> nbformat.NotebookNode:
+    """The release with the reference solutions of ``written``, the code of ``wrong``, the other exercises as
+    handed out, and the written answers left empty: a chapter half done."""
+    from autograder.course import grade_id, role
+    stubs = {grade_id(c): c.source for c in submissions.untouched(chapter).cells if role(c) == "solution"}
+    replace = {gid: source for gid, source in stubs.items() if gid not in written}
+    return submissions.filled(chapter, {**replace, **wrong}, answers=None)
+
+
+def test_a_half_done_chapter_fits_a_screen_and_names_each_failing_function(tmp_path):
+    """make check on chapter 1 with one function right, one wrong and the rest not written: one line per
+    exercise, the total, the first failing check in full, what to do next; at most 40 lines. --details
+    lists every failing check."""
+    chapter = "ch01_perceptron"
+    wrong_margin = "def margin(X, y, w, b):\n    return float((y * (X @ w + b)).min())\n"
+    path = write_notebook(tmp_path, half_done(chapter, ("perceptron_predict",), {"margin": wrong_margin}), chapter)
+    done = run_cli(path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) <= 40, f"{len(lines)} lines:\n{done.stdout}"
+    result = json.loads(run_cli("--json", path).stdout)
+    failing = [cell["grade_id"].removeprefix("test_") for cell in result["cells"] if cell["score"] < cell["points"]]
+    assert "margin" in failing and "perceptron_train" in failing and "perceptron_predict" not in failing
+    for name in failing:  # each failing function named on its own line, with what it comes to
+        row = [line for line in lines if line.startswith(name + " ")]
+        assert len(row) == 1, f"{name}:\n{done.stdout}"
+        assert row[0].endswith("not written yet") or "fail" in row[0], row[0]
+    assert [line for line in lines if line.startswith("perceptron_predict ")][0].endswith(" ok")
+    first = next(c for cell in result["cells"] if cell["grade_id"] == "test_margin" for c in cell["checks"]
+                 if not c["passed"])
+    flat = " ".join(done.stdout.split())
+    assert "First failing check, in margin:" in done.stdout and " ".join(first["description"].split()) in flat
+    assert "Next: fix margin" in flat and "--details" in flat
+    assert "Traceback" not in done.stdout + done.stderr
+    details = run_cli("--details", path)
+    flat = " ".join(details.stdout.split())
+    for cell in result["cells"]:
+        for c in cell["checks"]:
+            if not c["passed"]:
+                assert " ".join(c["description"].split()) in flat, c["description"]
 
 
 def test_json_is_the_result_without_the_notebook(results, hidden):

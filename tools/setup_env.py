@@ -152,26 +152,29 @@ def run_pip(what, argv, log, total):
     log.flush()
     process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                universal_newlines=True, bufsize=1)
-    seen, tail = 0, []
+    seen, tail = set(), []
     for line in process.stdout:
         log.write(line)
         line = line.rstrip()
         if NOISE.match(line):
             continue
         tail = (tail + [line])[-25:]
-        collected = re.match(r"\s*(Collecting|Requirement already satisfied:) (\S+)", line)
-        if collected:
-            seen += 1
-            if collected.group(1) == "Collecting":
-                say("  [{:>3}/{}] {}".format(seen, total, collected.group(2)))
+        named = re.match(r"\s*(?:Collecting|Requirement already satisfied:) ([A-Za-z0-9._-]+)"
+                         r"|Processing \S*/([A-Za-z0-9._]+?)-\d\S*\.whl", line)
+        if named:
+            name = re.sub(r"[-_.]+", "-", named.group(1) or named.group(2)).lower()
+            if name not in seen:
+                seen.add(name)
+                if not line.startswith("Requirement already satisfied"):
+                    say("  [{:>3}/{}] {}".format(len(seen), total, name))
         elif re.match(r"\s*Downloading \S+ \((.*)\)", line):
             say("             downloading {}".format(line.split("(")[-1].rstrip(")")))
         elif line.startswith("Installing collected packages") and line.count(",") > 9:
             say("  unpacking {} packages (a minute or two) ...".format(line.count(",") + 1))
         elif line.startswith("ERROR"):
             print(line, flush=True)
-    if seen > 1:
-        say("  {} packages at the lock's versions".format(seen))
+    if len(seen) > 1:
+        say("  {} packages at the lock's versions".format(len(seen)))
     if process.wait():
         print("\n".join("  | " + line for line in tail), flush=True)
         return False
@@ -207,6 +210,9 @@ def build(venv, torch_index):
             if what.startswith("torch") and installed_torch(python, venv) == torch_index:
                 continue
             if not run_pip(what, argv, log, total):
+                if what.startswith("torch"):
+                    return fail("pip could not install torch from {} (its last lines above); make lab TORCH_INDEX= "
+                                "takes PyPI's build instead (on Linux CUDA's: several GB)".format(torch_index))
                 return fail("pip failed while installing {} (its last lines above; all of it in {}/setup.log)"
                             .format(what, venv))
             if what.startswith("torch"):

@@ -25,7 +25,7 @@ from .cluster import Cluster
 from .ours import check_determinism, run_ours, run_prepare, summarize_ours
 from .overhead import class_overhead, per_chapter
 from .stock import compare_scores, run_stock
-from .tables import report
+from .tables import budget_figures, report
 
 
 def main(argv=None) -> int:
@@ -100,6 +100,8 @@ def main(argv=None) -> int:
         data["machine_at_end"] = machine()
         report(data)
         print_load_warning()
+        from .. import budgets
+        budgets.record("grading", budget_figures(data), argv)
     finally:
         path = write_json("grading", data)
         print(f"\nresults: {path.relative_to(ROOT)}" + (f"; work folder kept: {work}" if args.keep else ""))

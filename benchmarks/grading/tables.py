@@ -45,6 +45,42 @@ def budgets(data: dict) -> list[str]:
     return lines
 
 
+def budget_figures(data: dict) -> dict[str, str]:
+    """The budgets table's figures (benchmarks.budgets) of this run: what it measured."""
+    figures, n = {}, data["ours"]["count"]
+    chapters = {c.split("_")[0]: e for c, e in data.get("per_chapter", {}).items()}
+    k = f"{len(chapters)} chapters"
+
+    def spread(key, digits, unit):
+        values = {c: e[key] for c, e in chapters.items() if e.get(key) is not None}
+        low, high = min(values, key=values.get), max(values, key=values.get)
+        return f"{values[low]:.{digits}f}{unit} ({low}) to {values[high]:.{digits}f}{unit} ({high})"
+    if data.get("class_overhead") is not None:
+        figures["grading_overhead"] = (f"{data['class_overhead']:.2f} s ({n} notebooks of {k}); per chapter "
+                                       + spread("overhead", 2, " s"))
+    if any(e.get("bare_ratio") is not None for e in chapters.values()):
+        figures["grading_bare"] = spread("bare_ratio", 2, "×") + f" across {k}"
+    if data.get("stock_ratio") is not None:
+        stock, prepare = data["stock"], data.get("prepare") or {}
+        generate = sum(e.get("generate_seconds") or 0 for e in stock["chapters"].values())
+        figures["grading_stock"] = (
+            f"{data['stock_ratio']:.2f}× ({n} notebooks of {k}: {data['ours']['wall_seconds']:.1f} s against "
+            f"{stock['class_seconds']:.1f} s); per chapter " + spread("stock_ratio", 1, "×")
+            + f". Made ahead, in neither figure: ours `prepare` {prepare.get('seconds', 0):.1f} s, "
+            f"stock's `generate_assignment` {generate:.1f} s")
+    if data.get("same_scores"):
+        same = all(e["identical"] is not False for e in data["same_scores"].values())
+        compared = sum(e["compared"] for e in data["same_scores"].values())
+        figures["grading_scores"] = f"{'identical' if same else 'DIFFERENT'} ({compared} test cells of {k})"
+    dask = data.get("dask")
+    if dask and dask.get("speedup"):
+        walls = {run["workers"]: run["wall_seconds"] for run in dask["runs"]}
+        same = "identical to" if dask["identical"] else "DIFFERENT from"
+        figures["grading_dask"] = (f"{dask['speedup']:.2f}× ({walls[1]:.1f} s → {walls[2]:.1f} s, {n} notebooks), "
+                                   f"`tests.csv` {same} local processes'")
+    return figures
+
+
 def report(data: dict) -> None:
     ours, stock = data["ours"], data.get("stock")
     n = ours["count"]

@@ -3,7 +3,10 @@
 
 Notebooks released before 28 Nov 2026 import a chapter's widgets by its number alone
 (``from dlcourse.widgets.ch04 import ...``); ``_ChapterNumber`` resolves that name to the chapter's module,
-so a notebook already in a student's hands keeps working (``tests/test_released_notebooks.py``)."""
+so a notebook already in a student's hands keeps working (``tests/test_released_notebooks.py``).
+
+Imported in an IPython kernel, the package sets IPython's handler of ``NameError`` (``show_missing_names``):
+a widget's cell run before the cell that defines its function says so in one line, not a traceback."""
 import importlib
 import importlib.abc
 import importlib.util
@@ -11,9 +14,21 @@ import pkgutil
 import re
 import sys
 
-from .explorer import Explorer, RenderCache, cached, frozen, missing_function_message, readout
+from .explorer import (
+    Explorer,
+    RenderCache,
+    cached,
+    frozen,
+    missing_function_message,
+    missing_name_line,
+    readout,
+    show_missing_names,
+)
 
-__all__ = ["Explorer", "RenderCache", "cached", "frozen", "missing_function_message", "readout"]
+__all__ = ["Explorer", "RenderCache", "cached", "frozen", "missing_function_message", "missing_name_line", "readout",
+           "show_missing_names"]
+
+show_missing_names()  # in a kernel: a widget's cell run before its function's cell says so in one line
 
 
 class _ChapterNumber(importlib.abc.MetaPathFinder, importlib.abc.Loader):

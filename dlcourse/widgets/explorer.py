@@ -18,7 +18,10 @@ no output area rebuilt, so the picture is replaced in place. The explorer closes
 figure made with pyplot after drawing it and never one it does not own. The text goes to
 ``explorer.readout`` and its numbers to ``explorer.values``. When one of the student's functions in
 ``needs`` is not written yet, the explorer says which one instead of showing a
-traceback; it never falls back on a reference implementation.
+traceback; it never falls back on a reference implementation. A widget's cell run before the cell that
+defines one of its functions stops with a ``NameError`` before any widget exists: importing
+``dlcourse.widgets`` in a kernel (``show_missing_names``) makes IPython show that as one line naming the
+function (``missing_name_line``) instead of a traceback.
 
 A slider moved in the browser whose update took longer than ``SLOW_UPDATE_SECONDS`` (a slow
 machine, a heavy render) is switched to ``continuous_update=False``: dragging it then costs one
@@ -81,6 +84,84 @@ def is_notice(markup) -> bool:
 def missing_function_message(name: str) -> str:
     return notice(f"<b>{html.escape(name)}</b> is not written yet: complete its exercise above, "
                   f"run that cell, then run this one again.")
+
+
+def missing_name_line(name: str) -> str:
+    """What a widget's cell run before the cell that defines ``name`` shows, instead of a traceback."""
+    return f"`{name}` is not defined yet: run the cell that defines `{name}` first, then run this cell again."
+
+
+def _widget_names() -> set[str]:
+    """The names the widget factories of the chapters imported so far are given (their keyword-only
+    parameters: the student's functions, and what earlier cells made)."""
+    import sys
+    names = set()
+    for module_name, module in list(sys.modules.items()):
+        if module is None or not module_name.startswith(f"{__package__}.ch"):
+            continue
+        for attr in getattr(module, "__all__", ()):
+            factory = getattr(module, attr, None)
+            if not callable(factory):
+                continue
+            try:
+                parameters = inspect.signature(factory).parameters.values()
+            except (TypeError, ValueError):
+                continue
+            names.update(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
+    return names
+
+
+def _missing_name(shell, value, tb) -> str | None:
+    """The name a widget's cell is missing: ``value`` is a NameError raised by the cell's own top-level
+    code (not in a function it calls), for a name a widget is given or in a cell that uses the widgets."""
+    name = getattr(value, "name", None)
+    if not isinstance(name, str) or not name.isidentifier() or tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame = tb.tb_frame
+    if frame.f_code.co_name != "<module>" or frame.f_globals is not getattr(shell, "user_global_ns", None):
+        return None
+    if name in _widget_names():
+        return name
+    import linecache
+    source = "".join(linecache.getlines(frame.f_code.co_filename))
+    return name if "dlcourse.widgets" in source else None
+
+
+def _one_line_for_missing_names(shell, etype, value, tb, tb_offset=None):
+    """IPython's custom handler of NameError (``show_missing_names``), which shows the error itself: one
+    line for a widget's missing function, IPython's own traceback for any other NameError (``%debug`` and
+    ``%pdb`` work as before)."""
+    try:
+        name = _missing_name(shell, value, tb)
+    except Exception:  # noqa: BLE001 - never lose the student's error for a fault of this handler
+        name = None
+    if name is None:
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
+        return None
+    shell._get_exc_info((etype, value, tb))  # sys.last_value and co., for %debug
+    stb = [f"\x1b[31m\x1b[1m{missing_name_line(name)}\x1b[0m"]
+    shell._showtraceback(etype, value, stb)  # in a kernel: the cell's error output, these lines its traceback
+    if shell.call_pdb:
+        shell.debugger(force=True)
+    return stb
+
+
+def show_missing_names(shell=None) -> bool:
+    """In an IPython kernel, show a widget's cell's ``NameError`` for a function not defined yet as one line
+    (``missing_name_line``), every other error as before. Not where another custom handler is set (it
+    stays). True when the handler is in place."""
+    shell = shell if shell is not None else get_ipython()
+    if shell is None or not hasattr(shell, "set_custom_exc"):
+        return False
+    if getattr(shell, "_dlcourse_missing_names", False) and tuple(shell.custom_exceptions) == (NameError,):
+        return True
+    if tuple(getattr(shell, "custom_exceptions", ()) or ()):
+        return False  # somebody else's handler: theirs to keep
+    shell.set_custom_exc((NameError,), _one_line_for_missing_names)
+    shell._dlcourse_missing_names = True
+    return True
 
 
 def plain_text(markup: str) -> str:
