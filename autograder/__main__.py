@@ -102,6 +102,8 @@ def parser() -> OneLineParser:
     prepare.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
     check = verb("check", _check, "check one notebook, hidden tests included")
     check.add_argument("--json", action="store_true", help="print the grader's result as JSON")
+    check.add_argument("--details", action="store_true",
+                       help="list every failing check under its exercise (default: the first one only)")
     check.add_argument("--limits", type=limits, default=Limits(), help=LIMITS_HELP)
     check.add_argument("notebook", help="course/<chapter>/<chapter>.ipynb")
     verb("quickcheck", _quickcheck, "run a chapter's test cells in-process against the reference, "
@@ -191,7 +193,7 @@ def _prepare(args) -> int:
 
 def _check(args) -> int:
     from .check import run
-    return run(args.notebook, args.json, args.limits)
+    return run(args.notebook, args.json, args.limits, args.details)
 
 
 def check_main(argv=None) -> int:

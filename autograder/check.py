@@ -1,12 +1,15 @@
 """A full check of one notebook, for self-learners:
 ``make check NOTEBOOK=course/ch01_perceptron/ch01_perceptron.ipynb``.
 
-    python -m autograder check [--json] [--limits "cell_seconds=120 ..."] NOTEBOOK
+    python -m autograder check [--json] [--details] [--limits "cell_seconds=120 ..."] NOTEBOOK
 
 The notebook is graded exactly as in ``make grade`` (sandboxed, hidden tests
-included) and a table per exercise is printed: score, and for every failing
-check its description and message. Hidden checks show their description and
-message only, never their code: the grader's result holds nothing else.
+included) and a short table is printed: one line per exercise (score, checks
+passed, ``ok``, ``not written yet`` or how many checks fail), the total, the first
+failing check in full (its description and message), the notes and what to do
+next; ``--details`` lists every failing check under its exercise, and every note.
+Hidden checks show their description and message only, never their code: the
+grader's result holds nothing else.
 ``--json`` prints the grader's result instead (``SubmissionResult.to_json``:
 without the graded notebook, with its ``totals`` and ``notes``), for
 ``dlcourse.selfcheck.check_my_work`` in the student's kernel, which draws its own
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import sys
 import textwrap
 from pathlib import Path
@@ -86,6 +90,13 @@ def chapter_of(path: Path) -> str:
                          f"{', '.join(known)}")
 
 
+def unsandboxed(reason: str) -> str:
+    """The one line of a check run without the sandbox (as ``make grade UNSAFE=1`` says "UNSAFE: ...")."""
+    return (f"UNSAFE: checked without the operating-system sandbox, none can be made here ({reason}): your "
+            f"notebook's code ran unconfined, as in Jupyter, with your permissions and without the grader's "
+            f"limits; `make grade` refuses to grade so")
+
+
 def check(path, limits: Limits = Limits()) -> SubmissionResult:
     """The grader's result for the notebook at ``path`` (the graded notebook left out), graded within ``limits``."""
     if not str(path).strip():
@@ -97,35 +108,85 @@ def check(path, limits: Limits = Limits()) -> SubmissionResult:
         raise SelfCheckError(f"{path}: no such notebook")
     chapter = chapter_of(path.resolve())
     # your own code, checked for you: where no sandbox can be made (Binder), it runs without one
+    reason = probe()  # your own code, checked for you: where no sandbox can be made (Binder), without one, said
+    if reason is not None:
+        print(f"check: {unsandboxed(reason)}", file=sys.stderr)
     result = grade_submission(Task("you", chapter, path.name, str(path.resolve()),  # your own link is fine
-                                   unsafe=probe() is not None, limits=limits))
+                                   unsafe=reason is not None, limits=limits))
     result.notebook_json = None
+    if reason is not None:  # in the table's notes too, and in the kernel's (which shows no stderr)
+        result.problems.insert(0, unsandboxed(reason))
     return result
 
 
-def format_table(result: SubmissionResult, path: str = "", width: int = 100) -> str:
-    """The self-check as text: one row per exercise (``dlcourse.vocabulary``, as the kernel's table words it),
-    each failing check under it, the total and the notes."""
+NOTES_SHOWN = 6  # notes the short table shows; --details shows them all
+
+
+def _command(path: str) -> str:
+    """The command that shows every failing check of the notebook at ``path``."""
+    python = Path(sys.executable)
+    with contextlib.suppress(ValueError):
+        python = python.relative_to(Path.cwd())
+    shown = shlex.quote(path) if path else "NOTEBOOK"
+    return f"{python} -m autograder check --details {shown}"
+
+
+def _wrapped(text: str, width: int, indent: str = "  ", hang: str = "    ") -> list[str]:
+    return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=indent + hang) or [indent]
+
+
+def format_table(result: SubmissionResult, path: str = "", width: int = 100, details: bool = False) -> str:
+    """The self-check as text (``dlcourse.vocabulary``, as the kernel's table words it): one line per exercise
+    (its score, its checks passed, and ``ok``, ``not written yet`` or how many checks fail), the total, the
+    first failing check in full, the notes, and what to do next. ``details``: every failing check under its
+    exercise, and every note."""
     wire = result.to_json(summary=True)
     rows, total = vocabulary.rows(wire), vocabulary.totals(wire)
     lines = [f"Self-check of {result.assignment}" + (f" ({path})" if path else ""),
              "This checks the notebook as saved on disk: save it first (Ctrl+S).", ""]
     name_width = max([len(row["exercise"]) for row in rows] + [8])
-    rule = "-" * min(width, name_width + 30)
-    lines += [f"{'exercise':<{name_width}}  {'score':>9}  checks passed", rule]
+    rule = "-" * min(width, name_width + 40)
+    lines += [f"{'exercise':<{name_width}}  {'score':>9}  {'passed':>6}", rule]
     for row in rows:
-        lines += vocabulary.text_row(row, name_width, width)
+        lines += vocabulary.text_row(row, name_width, width) if details else [vocabulary.short_row(row, name_width)]
     lines += [rule, f"{'total':<{name_width}}  {total['score']:>9}"]
     if total["manual"]:
         lines.append(f"({total['manual']})")
-    if wire["notes"]:
-        lines += ["", "Notes:"] + [textwrap.fill(f"- {n}", width, initial_indent="  ", subsequent_indent="      ")
-                                   for n in wire["notes"]]
+    to_fix = next((row for row in rows if row["failures"] and not vocabulary.row_not_written(row)), None)
+    blank = [row["exercise"] for row in rows if vocabulary.row_not_written(row)]
+    if to_fix is not None and not details:
+        first, more = to_fix["failures"][0], len(to_fix["failures"]) - 1
+        lines += ["", f"First failing check, in {to_fix['exercise']}:"]
+        lines += _wrapped(f"✗ {vocabulary.failure_line(first)}", width)
+        if more:
+            lines.append(f"  ({more} more failing check{'s' if more != 1 else ''} in {to_fix['exercise']})")
+    notes = wire["notes"]
+    if notes:
+        shown = notes if details else notes[:NOTES_SHOWN]
+        lines += ["", "Notes:"] + [line for note in shown for line in _wrapped(f"- {note}", width)]
+        if len(shown) < len(notes):
+            lines.append(f"  - and {len(notes) - len(shown)} more (every note: the command below)")
+    if to_fix is not None:
+        step = (f"Next: fix {to_fix['exercise']} (run its test cell in the notebook for its public checks), "
+                f"save, and check again.")
+    elif blank:
+        step = (f"Next: write {blank[0]}" + (f" ({len(blank) - 1} more exercises not written yet)" if len(blank) > 1
+                                             else "") + ", run its test cell, save, and check again.")
+    elif any(not row["full"] for row in rows):
+        step = "Next: see the exercises not marked ok above, save, and check again."
+    else:
+        step = "Every exercise passes." + (" The written answers are graded by hand." if total["manual"] else "")
+    lines += [""] + _wrapped(step, width, indent="")
+    if not details and (any(row["failures"] for row in rows) or len(notes) > NOTES_SHOWN):
+        command = _command(path)  # never wrapped: it is copied whole
+        one = f"Every failing check: {command}"
+        lines += [one] if len(one) <= width else ["Every failing check:", f"  {command}"]
     return "\n".join(lines)
 
 
-def run(notebook: str, as_json: bool = False, limits: Limits = Limits()) -> int:
-    """``python -m autograder check [--json] NOTEBOOK``: print the table (or the JSON); the exit status."""
+def run(notebook: str, as_json: bool = False, limits: Limits = Limits(), details: bool = False) -> int:
+    """``python -m autograder check [--json] [--details] NOTEBOOK``: print the table (or the JSON); the exit
+    status."""
     os.environ.setdefault("MPLBACKEND", "Agg")
     try:
         if as_json:  # keep stdout for the JSON alone, whatever the tests print
@@ -142,6 +203,6 @@ def run(notebook: str, as_json: bool = False, limits: Limits = Limits()) -> int:
     if as_json:
         print(json.dumps(result.to_json(summary=True), indent=1))
     else:
-        print(format_table(result, notebook))
+        print(format_table(result, notebook, details=details))
     return 0
 

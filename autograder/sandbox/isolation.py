@@ -115,7 +115,8 @@ def layout(disk_bytes: int, matplotlib_files: dict[str, str] | None = None) -> l
     Its work folder (``WORKDIR``) and ``/tmp`` (a link to ``WORKDIR/tmp``) are one tmpfs of ``disk_bytes``: the
     kernel bounds what it writes (its pages are also counted by the sandbox's memory cgroup), and it vanishes
     with the sandbox's mount namespace, nothing to clean on the host. ``matplotlib_files`` (name -> host path)
-    are bound read-only into its matplotlib folder."""
+    are bound read-only into its matplotlib folder. The runtime is seen at its own paths, also where it lives
+    under the host's /tmp (a clone of the course there): bound under ``WORKDIR/tmp`` (``_under_workdir``)."""
     steps: list[dict] = [{"op": "ro-bind", "source": "/usr", "dest": "/usr"}]
     for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):  # usr-merged systems link these into /usr
         path = os.path.join("/", name)
@@ -133,13 +134,40 @@ def layout(disk_bytes: int, matplotlib_files: dict[str, str] | None = None) -> l
               {"op": "dir", "path": f"{WORKDIR}/.matplotlib", "mode": 0o1777}]
     for name, source in (matplotlib_files or {}).items():
         steps.append({"op": "ro-bind", "source": source, "dest": f"{WORKDIR}/.matplotlib/{name}"})
-    binds = [(path, path) for path in runtime_paths()]
+    wrong = misplaced()
+    if wrong is not None:  # (probe() refuses first, in one line)
+        raise ValueError(f"{wrong} cannot be bound into a sandbox")
+    binds = [(path, _under_workdir(path)) for path in runtime_paths()]
     binds += [(os.path.join(ROOT, module), os.path.join(INSIDE, module)) for module in SERVER_MODULES]
-    parents = {p for _, dest in binds for p in _ancestors(dest)}
+    made = {WORKDIR, f"{WORKDIR}/tmp", f"{WORKDIR}/.matplotlib"}  # (a "dir" step would change their mode)
+    parents = {p for _, dest in binds for p in _ancestors(dest)} - made
     for parent in sorted(parents, key=lambda p: (p.count("/"), p)):  # traversable, listing nothing else
         steps.append({"op": "dir", "path": parent, "mode": 0o755})
     steps += [{"op": "ro-bind", "source": source, "dest": dest} for source, dest in binds]
     return steps
+
+
+def _under_workdir(path: str) -> str:
+    """Where a runtime path is bound, as the sandbox's root holds it. The sandbox's /tmp is a link into its work
+    folder's tmpfs (``WORKDIR/tmp``), so a path under the host's /tmp (a clone of the course there, its
+    virtualenv) is bound at the same path under ``WORKDIR/tmp``: the sandbox finds it at its own path through
+    the link, and sees nothing else of the host's /tmp. Neither bubblewrap nor a template then follows the
+    link while building the root (bubblewrap would resolve it outside the new root: "Can't mkdir")."""
+    return WORKDIR + path if path.startswith("/tmp/") else path
+
+
+# where the sandbox makes its own folders: a runtime path there, or above one, cannot be bound
+OWN_FOLDERS = ("/tmp", "/proc", "/dev", WORKDIR, INSIDE)
+
+
+def misplaced() -> str | None:
+    """A runtime path the sandbox cannot show at its own path (``/tmp`` itself, /proc, /dev, the sandbox's
+    folders or above them), or None."""
+    for path in runtime_paths():
+        if any(own == path or own.startswith(path.rstrip("/") + "/") for own in OWN_FOLDERS) or \
+                path.startswith(("/proc/", "/dev/")):
+            return path
+    return None
 
 
 def _bwrap_arguments(step: dict) -> list[str]:
@@ -187,6 +215,14 @@ def _ancestors(path: str) -> list[str]:
     return ["/" + "/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
+def _placement_hint() -> str:
+    """What to try when bubblewrap fails and the course lives in a temporary folder (mounted oddly on some
+    machines: noexec, another user's namespace): a clone elsewhere."""
+    under = sorted({p for p in [ROOT, *runtime_paths()] if p.startswith(("/tmp/", "/var/tmp/", "/dev/shm/"))})
+    return (f" (the course or its Python is under a temporary folder, {under[0]}: if that is why, clone the course "
+            f"outside it, e.g. ~/dlcourse)") if under else ""
+
+
 def seccomp_fd() -> int:
     """A readable, inheritable descriptor holding the filter (bwrap reads it once)."""
     fd = os.memfd_create("seccomp", os.MFD_CLOEXEC)
@@ -205,6 +241,10 @@ def probe() -> str | None:
         return f"the sandbox's seccomp filter is written for x86_64 (this is {platform.machine()})"
     if bwrap() is None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    path = misplaced()
+    if path is not None:
+        return (f"the course's Python or code is at {path}, where a sandbox makes its own folders: clone the course "
+                f"(and make its virtualenv) elsewhere, e.g. ~/dlcourse")
     fd = seccomp_fd()
     try:  # the sandbox must be able to write its own (sized) work folder
         cmd = command(sys.executable, ["-I", "-c", "import os; open('probe', 'w').write('1'); print(os.getuid())"],
@@ -216,5 +256,5 @@ def probe() -> str | None:
         os.close(fd)
     if done.returncode != 0 or done.stdout.strip() != str(NOBODY):
         reason = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
-        return f"bubblewrap could not start a sandbox here: {reason}"
+        return f"bubblewrap could not start a sandbox here: {reason}{_placement_hint()}"
     return None
