@@ -71,8 +71,8 @@ def test_make_setup_with_debians_python_in_a_home_folder(student):
     assert lines[-1] == "set-up: environment ready in .venv"
     assert (CLONE / ".venv" / ".python").read_text() == DEBIAN_PYTHON
     probe = as_student(".venv/bin/python -c \"import sys, torch, importlib.metadata as m; "
-                       "print(sys.version.split()[0], torch.__version__, torch.version.cuda, "
-                       "sorted(d.metadata['Name'] for d in m.distributions() if d.metadata['Name'].startswith(('nvidia', 'triton'))))\"", 120)
+                       "print(sys.version.split()[0], torch.__version__, torch.version.cuda, sorted(d.metadata['Name'] "
+                       "for d in m.distributions() if d.metadata['Name'].startswith(('nvidia', 'triton'))))\"", 120)
     assert probe.stdout.split(" ", 3) == ["3.11.2", "2.13.0+cpu", "None", "[]\n"], probe.stdout + probe.stderr
     # the download: what pip fetched (sizes it printed) and the files it took from a local folder
     log = (CLONE / ".venv" / "setup.log").read_text()

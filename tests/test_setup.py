@@ -11,7 +11,6 @@ import sys
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
-import pytest
 from packaging.markers import Marker
 from packaging.specifiers import SpecifierSet
 
@@ -103,8 +102,8 @@ def test_the_lock_covers_linux_and_macos():
     """Every package the direct pins need on Linux (x86_64, aarch64) and macOS is in the lock (the README
     names those platforms), read from the installed packages' metadata with each platform's markers."""
     import re as regex
-
     from importlib.metadata import requires
+
     from packaging.requirements import Requirement
 
     def canonical(name):

@@ -68,8 +68,8 @@ def refusal(version=None, executable=None):
         import ensurepip  # noqa: F401  Debian splits it off: python3.11 -m venv fails without it
         import venv  # noqa: F401
     except ImportError:
-        return ("{} cannot make a virtualenv with pip: install python3.{}-venv (Debian, Ubuntu: sudo apt install "
-                "python3.{}-venv), or make lab PYTHON=/path/to/another/python3.11".format(found, version[1], version[1]))
+        return ("{0} cannot make a virtualenv with pip: install python3.{1}-venv (Debian, Ubuntu: sudo apt "
+                "install python3.{1}-venv), or make lab PYTHON=/path/to/another/python3.11".format(found, version[1]))
     return None
 
 
@@ -139,7 +139,8 @@ def commands(python, torch_index, platform=sys.platform):
                       [python] + PIP + ["install", "--progress-bar", "off", "--no-deps", "--index-url", torch_index,
                                         "torch=={}".format(pin("torch"))]))
     steps.append(("the pinned packages",
-                  [python] + PIP + ["install", "--progress-bar", "off", "-r", "requirements.txt", "-c", "requirements.lock"]))
+                  [python] + PIP + ["install", "--progress-bar", "off", "-r", "requirements.txt",
+                                    "-c", "requirements.lock"]))
     steps.append(("the course (editable)",
                   [python] + PIP + ["install", "--no-deps", "--no-build-isolation", "-e", "."]))
     return steps
