@@ -43,7 +43,8 @@ def _grade_ids(nb: dict) -> set[str]:
     """The grade_ids of a notebook's nbgrader cells (the ``setup`` cell every chapter has left out)."""
     ids = set()
     for cell in nb.get("cells") or []:
-        meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell, dict) else None
+        metadata = cell.get("metadata") if isinstance(cell, dict) else None
+        meta = metadata.get("nbgrader") if isinstance(metadata, dict) else None  # any shape: graded, not raised on
         if isinstance(meta, dict) and isinstance(meta.get("grade_id"), str) and meta["grade_id"] != "setup":
             ids.add(meta["grade_id"])
     return ids

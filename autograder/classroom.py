@@ -277,7 +277,8 @@ def _run_local(tasks: list[Task], jobs: int) -> list[SubmissionResult]:
     was grading: it is tried once more on a fresh process, then reported."""
     from multiprocessing.connection import wait
 
-    hard_limit = max(task.limits.notebook_seconds for task in tasks) + HARD_LIMIT_MARGIN
+    # a notebook may be graded twice (job.grade_submission: the machine too busy), each within its wall-clock cap
+    hard_limit = 2 * max(task.limits.notebook_wall_seconds for task in tasks) + HARD_LIMIT_MARGIN
     context = multiprocessing.get_context("forkserver")
     pending = queue(tasks)
     results: dict[int, SubmissionResult] = {}

@@ -25,6 +25,7 @@ import copy
 import functools
 import hashlib
 import json
+import re
 import secrets
 from pathlib import Path
 
@@ -84,7 +85,8 @@ def summary_markdown(result: SubmissionResult) -> str:
 
 
 def autograded_notebook(result: SubmissionResult) -> nbformat.NotebookNode | None:
-    """The graded notebook: the student's cells, test cells with their public part and the verdicts."""
+    """The graded notebook: the student's cells, test cells with their public part and the verdicts; what the
+    student wrote and every output already through the course's sanitizer (``safe_notebook``)."""
     if not result.notebook_json:
         return None
     nb = nbformat.reads(result.notebook_json, as_version=4)
@@ -96,6 +98,99 @@ def autograded_notebook(result: SubmissionResult) -> nbformat.NotebookNode | Non
             verdict = verdicts.get(grade_id(cell))
             if verdict:
                 cell.outputs = [verdict_output(verdict)]
+    return safe_notebook(nb, result.assignment)
+
+
+# ------------------------------------------------------------------ a graded notebook any viewer may show
+
+SAFE_MARKDOWN = "dlcourse-markdown"  # the class of the one HTML block a student's markdown cell becomes
+SAFE_IMAGES = ("image/png", "image/jpeg")
+_BASE64 = re.compile(r"[A-Za-z0-9+/=\s]*")
+
+
+@functools.lru_cache(maxsize=32)
+def _release_cells(chapter: str) -> tuple[frozenset, frozenset]:
+    """The text of every markdown cell, and of every code cell, of the chapter's release: what no student wrote."""
+    try:
+        cells = read(release_path(chapter)).cells
+    except (OSError, ValueError):
+        return frozenset(), frozenset()
+    return (frozenset(c.source for c in cells if c.cell_type == "markdown"),
+            frozenset(c.source for c in cells if c.cell_type == "code"))
+
+
+def safe_markdown(source: str, limit: int | None = None) -> str | None:
+    """A student's markdown as one HTML block that every viewer shows as it is: rendered as markdown (math stays
+    TeX text, typeset by the viewer's MathJax), through ``clean_html``'s whitelist, on one line inside one
+    ``<div>`` (a blank line would end the block, and a markdown viewer would read the rest as markdown again).
+    None when it renders to more than ``limit`` characters (checked before the sanitizer spends work on it)."""
+    from nbconvert.filters.markdown_mistune import markdown2html_mistune
+    if limit is not None and len(source) > limit:  # its HTML is longer still: not rendered at all
+        return None
+    html = markdown2html_mistune(scrub(source))
+    if limit is not None and len(html) > limit:
+        return None
+    html = clean_html(html)
+    return f'<div class="{SAFE_MARKDOWN}">' + html.replace("\r", "").replace("\n", "&#10;") + "</div>"
+
+
+def _safe_output(output) -> nbformat.NotebookNode | None:
+    """An output every viewer may show: text as text, HTML through ``clean_html``, PNG and JPEG images as
+    base64 data; anything else (JavaScript, SVG, markdown, LaTeX, widgets...) left out."""
+    kind = output.get("output_type")
+    if kind == "stream":
+        return nbformat.v4.new_output("stream", name="stdout" if output.get("name") != "stderr" else "stderr",
+                                      text=str(output.get("text", "")))
+    if kind == "error":
+        return nbformat.v4.new_output("error", ename=str(output.get("ename", "")),
+                                      evalue=str(output.get("evalue", "")),
+                                      traceback=[str(line) for line in output.get("traceback") or []])
+    if kind not in ("display_data", "execute_result"):
+        return None
+    data, kept = output.get("data") or {}, {}
+    if isinstance(data.get("text/plain"), (str, list)):
+        kept["text/plain"] = "".join(data["text/plain"])
+    if isinstance(data.get("text/html"), (str, list)):
+        kept["text/html"] = clean_html("".join(data["text/html"]))
+    for mime in SAFE_IMAGES:
+        if isinstance(data.get(mime), str) and _BASE64.fullmatch(data[mime]):
+            kept[mime] = data[mime]
+    if not kept:
+        return None
+    if kind == "execute_result":
+        return nbformat.v4.new_output(kind, data=kept, execution_count=output.get("execution_count"))
+    return nbformat.v4.new_output(kind, data=kept)
+
+
+def safe_notebook(nb: nbformat.NotebookNode, chapter: str) -> nbformat.NotebookNode:
+    """``nb`` (in place) as a graded notebook that no viewer has to be trusted with (OUT/autograded,
+    nbgrader's grading/autograded, the formgrader's view of them, JupyterLab): every markdown cell that is not
+    the release's own (a free-response answer, scratch notes) as ``safe_markdown``'s HTML block, and every output
+    through ``_safe_output``. An answer left as handed out stays as it is (nbgrader scores it 0 by its checksum).
+    The HTML a notebook's markdown renders to is bounded (``sanitize.BOUNDS.rendered_chars``): a cell past it is
+    shown as a one-line note."""
+    from .sanitize import BOUNDS
+    released, code = _release_cells(chapter)
+    left, code_left = BOUNDS.rendered_chars, BOUNDS.shown_code_chars
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source not in released:
+            html = safe_markdown(cell.source, left)
+            if html is None:  # this cell and every one after it: rendering stops at the limit
+                html = (f'<div class="{SAFE_MARKDOWN}"><p><em>(not shown: the notebook\'s markdown renders to more '
+                        f"than the limit of {BOUNDS.rendered_chars} characters of HTML)</em></p></div>")
+                left = 0
+            left -= len(html)
+            cell.source = html
+            cell.pop("attachments", None)
+        elif cell.cell_type == "code":
+            if cell.source not in code and role(cell) != "tests":
+                if len(cell.source) > code_left:
+                    cell.source = (cell.source[:max(code_left, 0)] + f"\n# ... {len(cell.source) - max(code_left, 0)} "
+                                   f"more characters graded, not shown: more than the limit of "
+                                   f"{BOUNDS.shown_code_chars} characters of code shown")
+                code_left -= len(cell.source)
+            if cell.get("outputs"):
+                cell.outputs = [out for out in map(_safe_output, cell.outputs) if out is not None]
     return nb
 
 

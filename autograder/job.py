@@ -11,6 +11,8 @@ import ast
 import contextlib
 import errno
 import functools
+import json
+import logging
 import os
 import re
 import stat
@@ -18,16 +20,17 @@ import time
 
 import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
+from nbformat.v4.rwbase import rejoin_lines
 
 from .course import Chapter, grade_id, graded_names, read, release_path, role, source_path
 from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
 from .sandbox import isolation, template
-from .sandbox.client import Sandbox, SandboxError
+from .sandbox.client import NotebookClock, Sandbox, SandboxError
 from .sandbox.process import Stop, font_cache, keep_one_ahead, warm_template
-from .sanitize import sanitize
+from .sanitize import bounded_cells, sanitize, shape_problem
 from .task import Task
 from .text import scrubbed
-from .verdicts import LIMIT_MESSAGES, grade_test_cell
+from .verdicts import BUSY, grade_test_cell, limit_message
 from .verdicts import prepare as prepare_test_cell
 
 PRELUDE = '''
@@ -43,6 +46,7 @@ PRELOADABLE = {"torch": "torch", "scipy": "scipy", "sklearn": "sklearn", "networ
                "matplotlib": "matplotlib.pyplot"}
 _python = functools.lru_cache(maxsize=2048)(TransformerManager().transform_cell)  # the given cells: once per process
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # a grading process's numerical libraries: one thread
+log = logging.getLogger(__name__)
 MAX_NOTEBOOK_BYTES = 20 * 1024 ** 2  # a submitted file is read up to this, before any work is spent on it
 
 
@@ -119,9 +123,12 @@ class PhaseClock:
 class Runner:
     """A sandbox with the notebook's code in it, restarted (code replayed) after a crash or timeout."""
 
-    def __init__(self, cells, limits, preload, budget_end, max_starts=3, unsafe=False, warm=()):
+    def __init__(self, cells, limits, preload, budget, max_starts=3, unsafe=False, warm=()):
         self.cells, self.limits, self.preload, self.unsafe, self.warm = cells, limits, preload, unsafe, warm
-        self.budget_end, self.starts, self.max_starts = budget_end, 0, max_starts
+        if not isinstance(budget, NotebookClock):  # a wall-clock end (time.monotonic()) only
+            budget, budget.wall_end = NotebookClock(limits), budget
+        self.budget, self.starts, self.max_starts = budget, 0, max_starts  # the notebook's time (CPU, wall)
+        self.busy = False  # a stop by the wall-clock cap while the machine was too busy (SandboxError.busy)
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
         self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
@@ -139,10 +146,10 @@ class Runner:
         if self.box is not None:
             self._close(self.box)
             self.box = None
-        while self.starts < self.max_starts and time.monotonic() < self.budget_end:
+        while self.starts < self.max_starts and self.budget.wall_left() > 0 and self.budget.cpu_left() > 0:
             self.starts += 1
             with self.clock.phase("sandbox_start"):
-                box = Sandbox(self.limits, self.preload, self.unsafe, self.warm).start()
+                box = Sandbox(self.limits, self.preload, self.unsafe, self.warm, self.budget).start()
             self.isolation = box.isolation
             current = "prelude"
             try:
@@ -152,18 +159,20 @@ class Runner:
                     if name in self.fatal:
                         continue
                     current = name
-                    left = self.budget_end - time.monotonic()
+                    left = self.budget.cpu_left()
                     if left <= 0:  # every cell shares the notebook's budget, however many there are
-                        raise SandboxError("the notebook's time budget is used up", Stop.TIMEOUT)
+                        raise SandboxError("the notebook's CPU time budget is used up", Stop.TIMEOUT)
+                    limit = "setup_seconds" if self.limits.setup_seconds <= left else "notebook_seconds"
                     with self.clock.phase("cells"):
-                        error = box.run_cell(code, name, min(self.limits["setup_seconds"], left))
+                        error = box.run_cell(code, name, min(self.limits.setup_seconds, left), limit)
                     if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"
                 self.box = box
                 return box
             except SandboxError as exc:
                 self.fatal.add(current)
-                self.cell_errors[current] = LIMIT_MESSAGES.get(exc.kind, str(exc)) + " (skipped when re-running)"
+                self.busy = self.busy or exc.busy
+                self.cell_errors[current] = limit_message(exc) + " (skipped when re-running)"
                 self._close(box)
             except BaseException:
                 self._close(box)
@@ -271,6 +280,8 @@ def read_submission(path: str | None, root: str | None = None,
                     parts=None) -> tuple[nbformat.NotebookNode | None, str | None]:
     """(the submitted notebook at ``path`` or None, the problem to report). Never raises; never follows a
     link (below ``root``, the class folder, each of ``parts`` is opened in turn: ``Task.root``, ``Task.parts``).
+    JSON that is not a notebook's shape (``sanitize.shape_problem``) is None, with the problem named; a notebook
+    of more cells than ``sanitize.BOUNDS.cells_read`` is read without the others, and the problem says so.
 
     Any code point is data: undecodable bytes become U+FFFD, and lone surrogates that the JSON
     spells out (``"\\ud800"``) become ``\\ud800`` text, so nothing downstream has to encode them."""
@@ -293,10 +304,18 @@ def read_submission(path: str | None, root: str | None = None,
                 return None, (f"the notebook is larger than {MAX_NOTEBOOK_BYTES // 1024 ** 2} MB: "
                               "graded as the untouched release")
             f_text = data.decode("utf-8", errors="replace")
-        submitted = nbformat.from_dict(scrubbed(nbformat.reads(f_text, as_version=4)))
+        data = json.loads(f_text)
+        shape = shape_problem(data)  # JSON, but not a notebook's shape: named here, never raised on later
+        if shape is not None:
+            return None, f"the notebook is not a valid notebook ({shape}): graded as the untouched release"
+        cut = bounded_cells(data)  # a notebook of thousands of cells costs what its first ones cost
+        if data.get("nbformat") == 4:  # its shape checked: nbformat's validation is not needed (22 s for 16 MB)
+            submitted = rejoin_lines(nbformat.from_dict(scrubbed(data)))  # as nbformat.reads: text, not lines
+        else:
+            submitted = nbformat.from_dict(scrubbed(nbformat.reads(json.dumps(data), as_version=4)))
         if not isinstance(submitted.get("cells"), list):
             raise ValueError("no cells")
-        return submitted, None
+        return submitted, cut
     except Exception as exc:  # noqa: BLE001 - invalid JSON, wrong format, unreadable file
         return None, f"the notebook could not be read ({type(exc).__name__}): graded as the untouched release"
 
@@ -335,7 +354,23 @@ def manual_answers(notebook, release) -> list[ManualAnswer]:
 
 
 def grade_submission(task: Task) -> SubmissionResult:
-    """The result of grading ``task``'s notebook; never raises for a broken submission."""
+    """The result of grading ``task``'s notebook; never raises for a broken submission. A notebook stopped by
+    its wall-clock cap while the machine was too busy (most of its time spent waiting for a CPU) is graded once
+    more; stopped so again, its result says so (``verdicts.BUSY``, status error): never a score it did not earn."""
+    result, busy = _graded(task)
+    if busy:
+        log.warning("%s/%s: the grading machine was too busy (run-queue wait); grading it once more",
+                    task.student, task.assignment)
+        result, busy = _graded(task)
+        if busy:
+            result.status = Outcome.ERROR
+            result.problems.append(BUSY)
+            log.warning("%s/%s: %s", task.student, task.assignment, BUSY)
+    return result
+
+
+def _graded(task: Task) -> tuple[SubmissionResult, bool]:
+    """One grading of ``task``'s notebook, and whether the machine was too busy for it (``SandboxError.busy``)."""
     started = time.monotonic()
     limits = task.limits
     chapter, release = course_files(task.assignment)
@@ -349,7 +384,7 @@ def grade_submission(task: Task) -> SubmissionResult:
 
     names = graded_names(chapter.source)
     cells = sandbox_cells(notebook)
-    runner = Runner(cells, limits, _preload(cells + _drivers(chapter)), started + limits.notebook_seconds,
+    runner = Runner(cells, limits, _preload(cells + _drivers(chapter)), NotebookClock(limits, started),
                     unsafe=task.unsafe, warm=task.warm)
     verdicts: list[CellVerdict] = []
     status = Outcome.GRADED
@@ -358,20 +393,26 @@ def grade_submission(task: Task) -> SubmissionResult:
             gid, points = grade_id(cell), float(cell.metadata["nbgrader"].get("points", 0))
             box = runner.ready()
             if box is None:
-                verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the notebook's limits were reached",
+                verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the grading machine was too busy"
+                                            if runner.busy else "not run: the notebook's limits were reached",
                                             CellStatus.NOT_RUN))
                 status = Outcome.LIMIT
                 continue
-            seconds = min(limits.cell_seconds, started + limits.notebook_seconds - time.monotonic())
-            if seconds <= 0:
-                verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the notebook's time budget was used up",
+            left = runner.budget.cpu_left()  # CPU seconds; the wall-clock cap ends every cell's requests
+            seconds, limit = (limits.cell_seconds, "cell_seconds") if limits.cell_seconds <= left else \
+                (left, "notebook_seconds")
+            if seconds <= 0 or runner.budget.wall_left() <= 0:
+                runner.busy = runner.busy or (seconds > 0 and runner.budget.busy())
+                verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the grading machine was too busy"
+                                            if runner.busy else "not run: the notebook's time budget was used up",
                                             CellStatus.NOT_RUN))
                 status = Outcome.LIMIT
                 continue
             waited = box.seconds_waiting
             with runner.clock.phase("checks"):
-                verdict = grade_test_cell(box, gid, cell.source, points, names, seconds)
+                verdict = grade_test_cell(box, gid, cell.source, points, names, seconds, limit)
             runner.clock.add("checks_in_sandbox", box.seconds_waiting - waited)
+            runner.busy = runner.busy or (box.dead is not None and box.dead.busy)
             if verdict.status is not CellStatus.OK:
                 status = Outcome.LIMIT
             verdicts.append(verdict)
@@ -387,5 +428,5 @@ def grade_submission(task: Task) -> SubmissionResult:
     result.seconds = round(time.monotonic() - started, 3)
     runner.clock.add("total", result.seconds)
     result.timings = runner.clock.rounded()
-    return result
+    return result, runner.busy
 

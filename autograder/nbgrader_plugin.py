@@ -14,12 +14,16 @@ one, ``Execute``, runs the whole notebook, tests included, in a kernel the stude
 - the hidden part of every test cell is removed from the autograded notebook, so neither the
   formgrader's view nor ``generate_feedback``'s HTML can show it (``HideHiddenTests`` also runs in
   ``generate_feedback``).
+- every markdown cell the student wrote (free-response answers, scratch notes) and every output is written
+  through the course's whitelist sanitizer (``feedback.safe_notebook``): the formgrader renders the autograded
+  notebook as it is (nbgrader's ``formgrade`` template, no sanitizer), and no script a student wrote runs there.
 
 Each submission is read as ``make grade`` reads it (``SubmissionExporter``, nbgrader's ``exporter_class``
 for autograde): opened folder by folder with O_NOFOLLOW (a notebook, assignment or student folder that is a
 symbolic link is graded as the untouched release, never as its target), then rebuilt on the release
-(``autograder.sanitize``), so that a notebook with an unknown or duplicated grade cell, or invalid JSON,
-costs only itself: it is named in one warning and graded as what could be read, and ``nbgrader autograde``
+(``autograder.sanitize``), so that a notebook with an unknown or duplicated grade cell, invalid JSON, or JSON
+that is not a notebook's shape (``sanitize.shape_problem``: a string for metadata, cells not a list...), costs
+only itself: it is named in one warning and graded as what could be read, and ``nbgrader autograde``
 goes on with the class and exits 0, as ``make grade`` does. nbgrader's ``OverwriteCells`` is not used: the
 rebuild already restores every read-only cell, and its checksums (taken from the solutions, hidden tests
 included) made it warn "checksum has changed" for every untouched test cell.
@@ -64,7 +68,7 @@ from traitlets import Bool, Dict, List, TraitError, validate
 
 from .course import chapters, grade_id, read, release_path, role, split_hidden
 from .errors import EnvironmentProblem
-from .feedback import verdict_output
+from .feedback import safe_notebook, verdict_output
 from .job import grade_submission, prepare_worker, read_submission
 from .nbgrader_feedback import configure as use_the_course_feedback
 from .preflight import check, sandbox_or_refusal
@@ -200,7 +204,8 @@ class SandboxedExecute(NbGraderPreprocessor):
             elif gid in errors:
                 cell.outputs = [nbformat.v4.new_output("display_data", data={
                     "text/plain": f"(when the grader ran this cell: {errors[gid]})"})]
-        return nb, resources
+        # what the student wrote, and every output, through the course's sanitizer: the formgrader shows it as is
+        return safe_notebook(nb, assignment), resources
 
 
 # nbgrader's defaults, without OverwriteCells (SubmissionExporter rebuilt the notebook on the release)

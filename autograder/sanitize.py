@@ -10,15 +10,42 @@ nbgrader metadata, so they can never pose as graded cells.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass, field
 
 import nbformat
 
 from .course import grade_id, nbgrader_meta, role
 
-# What the student wrote is cut to these before any later step (feedback, markdown rendering, the
-# HTML sanitizer) spends work on it: far beyond any honest answer.
-MAX_CELL_CHARS = {"markdown": 20_000, "code": 100_000, "raw": 20_000}
-MAX_STUDENT_CHARS = 400_000  # all the student's cells of a notebook together
+
+@dataclass(frozen=True)
+class Bounds:
+    """What the student wrote is bounded before any later step (the sandbox, the feedback, markdown rendering, the
+    HTML sanitizer, the formgrader) spends work on it: far beyond any honest notebook, so that the slowest
+    notebook costs at most its own budget. Each bound that cuts something says so in the notebook's notes."""
+    cell_chars: dict = field(default_factory=lambda: {"markdown": 20_000, "code": 100_000, "raw": 20_000})
+    #   characters of one cell the student wrote (answer or added): the rest is neither graded nor shown
+    student_chars: int = 400_000
+    #   characters of all the student's cells of a notebook together
+    added_cells: int = 300
+    #   cells the student added (scratch code and markdown): the first ones are kept; the others are not run,
+    #   not shown and not stored in the graded notebook (an honest notebook adds a few dozen)
+    cells_read: int = 1_000
+    #   cells of a submitted notebook that are read at all, of those with a grade_id and of the others each: the
+    #   ones after are dropped before any work is spent on them (a release has fewer than 100 cells)
+    rendered_chars: int = 100_000
+    #   characters of HTML that the student's markdown renders to, all cells together (the autograded notebook,
+    #   the formgrader and the feedback page show that HTML; sanitizing it costs about 20 s per MB): a cell past
+    #   it is shown as a one-line note
+    shown_code_chars: int = 30_000
+    #   characters of the student's code (answers and scratch cells together) that the autograded notebook, the
+    #   formgrader and the feedback page show (highlighted code is 10-25 times its size in HTML): all of it is
+    #   graded; a cell past it shows its first part and a one-line note
+
+
+BOUNDS = Bounds()
+MAX_CELL_CHARS = BOUNDS.cell_chars
+MAX_STUDENT_CHARS = BOUNDS.student_chars
+MAX_ADDED_CELLS = BOUNDS.added_cells
 
 
 def _is_answer(cell) -> bool:
@@ -37,7 +64,7 @@ class _Budget:
         if len(source) > cap:
             self.cuts += 1
             if self.cuts <= 3:
-                self.notes.append(f"{what} holds {len(source)} characters: only the first {cap} are graded and shown")
+                self.notes.append(f"{what} holds {len(source)} characters: only the first {cap} are graded")
             source = source[:cap]
         self.left -= len(source)
         return source
@@ -80,8 +107,71 @@ def restored_notes(modified: list[str], deleted: list[str]) -> list[str]:
     return notes
 
 
+def shape_problem(nb) -> str | None:
+    """What makes ``nb`` (JSON read from a submission) something other than a notebook this module can rebuild,
+    or None: cells not a list, a cell that is not an object, without a cell type, with a source that is not text,
+    metadata or nbgrader metadata that is not an object, a grade_id or cell id that is not text, outputs that
+    are not a list. Only the shape: the content is the student's."""
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return "its cells are not a list"
+    if not isinstance(nb.get("metadata", {}), dict):
+        return "its metadata is not an object"
+    for index, cell in enumerate(cells):
+        where = f"cell {index + 1}"
+        if not isinstance(cell, dict):
+            return f"{where} is not an object"
+        if not isinstance(cell.get("cell_type"), str):
+            return f"{where} has no cell type"
+        source = cell.get("source")
+        if not (isinstance(source, str) or isinstance(source, list) and all(isinstance(s, str) for s in source)):
+            return f"{where} has no source text"
+        metadata = cell.get("metadata", {})
+        if not isinstance(metadata, dict):
+            return f"{where}'s metadata is not an object"
+        meta = metadata.get("nbgrader", {})
+        if meta is not None and not isinstance(meta, dict):
+            return f"{where}'s nbgrader metadata is not an object"
+        if meta and not isinstance(meta.get("grade_id", ""), (str, type(None))):
+            return f"{where}'s grade_id is not text"
+        if not isinstance(metadata.get("tags", []), list):
+            return f"{where}'s tags are not a list"
+        if not isinstance(cell.get("id", ""), str):
+            return f"{where}'s id is not text"
+        if cell["cell_type"] == "code" and not isinstance(cell.get("outputs", []), list):
+            return f"{where}'s outputs are not a list"
+    return None
+
+
+def bounded_cells(nb: dict) -> str | None:
+    """Keep (in place) the first ``BOUNDS.cells_read`` cells of ``nb`` (JSON of a notebook's shape) that carry a
+    grade_id, and as many of the others, in their order; returns the note on what was dropped, or None."""
+    limit, kept, counts = BOUNDS.cells_read, [], [0, 0]
+    for cell in nb["cells"]:
+        graded = bool((cell.get("metadata", {}).get("nbgrader") or {}).get("grade_id"))
+        counts[graded] += 1
+        if counts[graded] <= limit:
+            kept.append(cell)
+    dropped = len(nb["cells"]) - len(kept)
+    nb["cells"] = kept
+    return (f"{dropped} cells were not read: more than the limit of {limit} cells (and {limit} with a grade_id)"
+            if dropped else None)
+
+
 def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
-    """(the notebook to grade, notes on what was restored or missing)."""
+    """(the notebook to grade, notes on what was restored or missing). A submission of another shape than a
+    notebook's (``shape_problem``) is rebuilt as the untouched release, and a note says why: it costs only itself."""
+    problem = shape_problem(submitted)
+    if problem is None:
+        try:
+            return _rebuild(submitted, release)
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+            problem = f"{type(exc).__name__}"
+    notebook, notes = _rebuild(release, release)
+    return notebook, [f"the notebook is not a valid notebook ({problem}): graded as the untouched release", *notes]
+
+
+def _rebuild(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
     notes: list[str] = []
     budget = _Budget(notes)
     by_grade_id, by_cell_id = {}, {}
@@ -129,13 +219,17 @@ def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
 
     # the student's own extra cells, after the release cell they followed
     extras: dict[int | None, list] = {}
-    anchor = None
+    anchor, added, left_out = None, 0, 0
     for index, cell in enumerate(submitted.cells):
         if index in used:
             anchor = index
             continue
         if cell.get("id") in release_ids or (grade_id(cell) in release_gids):
             continue  # a duplicate of a release cell: ignored
+        added += 1
+        if added > BOUNDS.added_cells:
+            left_out += 1  # neither run nor shown: counted, in one note
+            continue
         kind = "code" if cell.cell_type == "code" else "markdown"
         source = budget(cell.get("source", ""), kind, "an added cell")
         scratch = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
@@ -146,6 +240,9 @@ def sanitize(submitted, release) -> tuple[nbformat.NotebookNode, list[str]]:
             notes.append("an added cell carried nbgrader metadata: it is treated as scratch work")
         extras.setdefault(anchor, []).append(scratch)
 
+    if left_out:
+        notes.append(f"{left_out} scratch cells were not run or shown: more than the limit of "
+                     f"{BOUNDS.added_cells} added cells")
     cells = list(extras.get(None, []))
     for match, cell in slots:
         cells.append(cell)

@@ -19,6 +19,7 @@ from .course import count_checks, split_hidden
 from .result import CellStatus, CellVerdict, Check
 from .sandbox import protocol
 from .sandbox.client import SandboxError
+from .sandbox.limits import Limits
 from .sandbox.process import Stop
 from .sandbox.proxies import RemoteFunction
 
@@ -32,6 +33,21 @@ LIMIT_MESSAGES = {
     Stop.CRASH: "stopped: the student's process died (it exited, or passed its memory or task limit)",
     Stop.PROTOCOL: "stopped: the student's process sent a malformed reply (limit/error)",
 }
+BUSY = ("the grading machine was too busy: the notebook was stopped by its wall-clock cap while most of its time "
+        "went waiting for a CPU, twice; these scores are not earned scores: grade it again on a quieter machine")
+
+
+def limit_message(exc: SandboxError) -> str:
+    """What a cell's verdict says of the stop ``exc``: which budget, and how to raise it for a self-check."""
+    limit = getattr(exc, "limit", None)
+    if exc.kind is not Stop.TIMEOUT or limit is None:
+        return LIMIT_MESSAGES.get(exc.kind, str(exc))
+    if getattr(exc, "busy", False):
+        return f"not graded: {exc} (not the notebook's fault: it is graded again)"
+    why = "sleeping, or waiting for something?" if limit == "notebook_wall_seconds" else \
+        "an endless loop, or far too slow?"
+    raised = 2 * float(getattr(exc, "seconds", None) or getattr(Limits(), limit, 60))
+    return f'stopped: {exc} ({why}); for a self-check, raise it: make check LIMITS="{limit}={raised:g}"'
 
 
 class Recorder:
@@ -62,7 +78,7 @@ class Recorder:
         description, hidden, dead_before = self._open or ("check", False, None)
         stopped = self.sandbox.dead
         if not passed and stopped is not None and dead_before is None:  # the process was stopped in this check
-            message = LIMIT_MESSAGES.get(stopped.kind, message)
+            message = limit_message(stopped)
         self.checks.append(Check(description, bool(passed), _bounded(message), hidden))
         self._open = None
 
@@ -115,7 +131,10 @@ def prepare(source: str, grade_id: str) -> None:
         pass  # said by the cell's verdict
 
 
-def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float) -> CellVerdict:
+def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_names, seconds: float,
+                    limit: str = "cell_seconds") -> CellVerdict:
+    """Run a test cell against ``sandbox``: its calls may use ``seconds`` of the sandbox's CPU time (``limit``
+    names the bound that gives them) and end by its notebook's wall-clock cap."""
     start = time.monotonic()
     hidden, total = _analysed(source)
     recorder = Recorder(sandbox, hidden)
@@ -127,10 +146,10 @@ def grade_test_cell(sandbox, grade_id: str, source: str, points: float, graded_n
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # drivers' source
     try:
         # every request of the cell ends by its deadline; a test cell's prints are for the student's kernel
-        with sandbox.within(seconds), testing.recording(recorder), contextlib.redirect_stdout(io.StringIO()):
+        with sandbox.within(seconds, limit), testing.recording(recorder), contextlib.redirect_stdout(io.StringIO()):
             exec(_compiled(source, filename), namespace)
     except SandboxError as exc:
-        status, error = CellStatus(exc.kind), LIMIT_MESSAGES.get(exc.kind, str(exc))
+        status, error = CellStatus(exc.kind), limit_message(exc)
     except Exception as exc:  # noqa: BLE001 - a failure outside checks costs the cell's remaining checks
         error = _bounded(testing.describe(exc))
     if sandbox.dead is not None and status is CellStatus.OK:

@@ -156,3 +156,58 @@ def test_grade_by_hand_in_the_formgrader_then_export(tmp_path, playwright):
     assert done.returncode == 0, done.stderr[-2000:]
     row = _grades(tmp_path / "nbgrader-grades.csv", "student_id")["alice"]
     assert float(row["raw_score"]) == pytest.approx(before + POINTS)
+
+
+def test_no_script_a_student_wrote_runs_in_the_formgraders_view(tmp_path, playwright):
+    """Issue 38, finding 3: a submission whose free-response answer and scratch note carry ``<script>``,
+    ``<img onerror>`` and a ``javascript:`` link, as OUT/autograded holds it (``outputs.write_outputs`` writes
+    ``feedback.autograded_notebook``), rendered as the formgrader renders it (nbgrader's SubmissionHandler: an
+    HTMLExporter with its 'formgrade' template, no sanitizer) and opened in Chromium: nothing ran, every link
+    clicked, and the answer's text is on screen. (nbgrader autograde's notebook: tests/test_lifecycle.py.)"""
+    if not Path(CHROMIUM).is_file():
+        _unavailable(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    import nbformat
+    from playwright.sync_api import Error as PlaywrightError
+
+    from autograder.feedback import autograded_notebook
+    from autograder.tests.test_outputs import fake_result
+    from autograder.tests.test_untrusted_notebooks import CHAPTER as SCRIPTED
+    from autograder.tests.test_untrusted_notebooks import formgrade_html, scripted
+    notebook = tmp_path / f"{SCRIPTED}.ipynb"
+    nbformat.write(autograded_notebook(fake_result(scripted(), student="mallory")), str(notebook))
+    page_file = tmp_path / "formgrade.html"
+    page_file.write_text(formgrade_html(notebook, "mallory"), encoding="utf-8")
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+    try:
+        page = browser.new_page()
+        dialogs = []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        # offline: the page's own files (the formgrader's scripts are not served here: only the student's could run)
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:") else route.abort())
+        page.goto(page_file.as_uri(), wait_until="load", timeout=30_000)
+        before = page.evaluate("() => [window.__pwned === undefined ? null : String(window.__pwned), document.title]")
+        links = page.locator(".rendered_html a:not(.anchor-link)")
+        for index in range(links.count()):
+            try:
+                links.nth(index).click(timeout=2_000, no_wait_after=True)
+            except PlaywrightError:  # a link that is not there any more: what a script did, judged below
+                pass
+        page.wait_for_timeout(500)
+        state = page.evaluate("""() => ({
+            pwned: window.__pwned === undefined ? null : String(window.__pwned),
+            title: document.title,
+            text: document.body.innerText,
+            url: location.href,
+            handlers: [...document.querySelectorAll('.rendered_html *')].flatMap(
+                e => [...e.attributes].filter(a => a.name.startsWith('on')).map(a => e.tagName + ' ' + a.name)),
+            hrefs: [...document.querySelectorAll('.rendered_html a[href]')].map(a => a.getAttribute('href'))
+                .filter(h => !/^(https?:|mailto:|#)/.test(h)),
+        })""")
+    finally:
+        browser.close()
+    assert before == [None, SCRIPTED], before  # no script, no event handler ran
+    assert state["pwned"] is None and not dialogs, (state["pwned"], dialogs)  # nor a link, clicked
+    assert state["title"] == SCRIPTED and "pwned" not in state["title"]
+    assert not state["handlers"] and not state["hrefs"], state
+    assert "LEGIBLE-ANSWER-TEXT" in state["text"] and "LEGIBLE-SCRATCH-TEXT" in state["text"]
+    assert "Student's answer" in state["text"]  # graded as an answer: its nbgrader metadata is the release's

@@ -2,8 +2,9 @@
 
 An instructor course directory (the shipped nbgrader_config.py) and a local exchange; the instructor
 generates and releases a chapter; students, each with their own home folder, fetch it, fill it in
-and submit (alice twice: nbgrader collects the newest; bob after the due date: nbgrader records how
-late, and its default late plugin takes no points off); the instructor collects, runs plain
+and submit (alice twice: nbgrader collects the newest; bob after the due date, then he sets his
+``timestamp.txt`` back: nbgrader records how late from what he cannot set back, and its default late
+plugin takes no points off); the instructor collects, runs plain
 ``nbgrader autograde`` (which the shipped config points at the hardened grader,
 autograder/nbgrader_plugin.py), generates and releases feedback, exports; the students fetch their
 feedback and read the verdict of every check, hidden ones named, never their code.
@@ -17,6 +18,10 @@ tests run as root, as on CI), as on a hub. Beside the two honest students sit th
 - mia: a ``<script>`` and an ``<iframe srcdoc>`` in her written answer (finding 2);
 - eve: an unknown grade cell and a duplicated one (finding 3); ivy: a notebook that is not JSON.
 
+and those of issue 38: mia's scratch note carries an ``<img onerror>`` and a ``<script>`` too, which the
+formgrader's view of her autograded notebook must not run (finding 3); ``shape-*``: JSON notebooks that are
+not nbformat's shape (a string for nbgrader metadata, cells not a list, a cell without source; finding 5).
+
 Before the real autograde, a machine that cannot grade (user namespaces refused) stops
 ``nbgrader autograde`` with one line, no student touched. ``make grade`` on a
 class of the two honest students alone gives their scores, cell by cell: the attackers changed nothing.
@@ -26,6 +31,7 @@ from __future__ import annotations
 import csv
 import datetime
 import html
+import json
 import os
 import re
 import secrets
@@ -53,10 +59,18 @@ BIN = Path(sys.executable).parent
 WRONG = ("margin", next(iter(load_mistakes(CHAPTER)["margin"].values())))  # bob's plausible mistake
 INSTRUCTOR = "dlcourse-instructor"  # the unprivileged account the instructor's commands run as
 HONEST = ("alice", "bob")
-ATTACKERS = ("mallory", "oscar", "trudy", "mia", "eve", "ivy")
+MALFORMED = {  # issue 38, finding 5: what each notebook of this shape breaks in the release
+    "shape-meta": lambda nb: next(c for c in nb["cells"] if c["cell_type"] == "markdown"
+                                  and c["metadata"].get("nbgrader", {}).get("solution"))["metadata"].update(
+        nbgrader="solution"),
+    "shape-cells": lambda nb: nb.update(cells={"0": nb["cells"][0]}),
+    "shape-source": lambda nb: nb["cells"][1].pop("source"),
+}
+ATTACKERS = ("mallory", "oscar", "trudy", "mia", "eve", "ivy", *MALFORMED)
 THROUGH_THE_EXCHANGE = ("trudy", "mia", "eve")  # the others' folders are placed in grading/submitted/
 MARKUP = ("An answer. <script>document.title = 'pwned'</script>"
           "<iframe srcdoc=\"<script>parent.document.title = 'pwned'</script>\"></iframe>")
+SCRATCH_MARKUP = "Scratch note. <img src=x onerror=\"document.title = 'pwned'\">\n\n<script>window.__pwned = 1</script>"
 
 
 def _environment(home: Path, extra=None) -> dict:
@@ -156,6 +170,7 @@ def _attacks(students: dict) -> None:
     """What mia, eve and trudy submit through the exchange (trudy's link comes after she submitted)."""
     mia = submissions.untouched(CHAPTER)
     next(c for c in mia.cells if role(c) == "answer").source = MARKUP
+    mia.cells.append(nbformat.v4.new_markdown_cell(SCRATCH_MARKUP))
     students["mia"].save(mia)
     eve = submissions.untouched(CHAPTER)
     test = next(c for c in eve.cells if role(c) == "tests")
@@ -224,6 +239,9 @@ def _lifecycle(tmp: Path) -> dict:
     time.sleep(max(0.0, until_due.total_seconds()) + 0.1)
     bob.save(submissions.filled(CHAPTER, {WRONG[0]: WRONG[1]}))  # after the due date, one mistake
     bob.run("submit", CHAPTER)
+    # ...and sets the time he claims back to before it (timestamp.txt, his own file in the exchange, in place)
+    claimed = (due - datetime.timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+    (next((exchange / COURSE / "inbound").glob(f"bob+{CHAPTER}+*")) / "timestamp.txt").write_text(claimed)
 
     # trudy swaps her notebook in the inbound folder (hers, writable) for a link to the solutions
     solutions_notebook = instructor / "solutions" / CHAPTER / f"{CHAPTER}.ipynb"
@@ -234,21 +252,28 @@ def _lifecycle(tmp: Path) -> dict:
     submitted = instructor / "grading" / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == sorted(HONEST + THROUGH_THE_EXCHANGE)
     # placed in grading/submitted/ (e.g. unpacked from an LMS archive): links and a notebook that is not JSON
-    for name in ("mallory", "ivy"):
+    for name in ("mallory", "ivy", *MALFORMED):
         (submitted / name / CHAPTER).mkdir(parents=True)
     (submitted / "mallory" / CHAPTER / f"{CHAPTER}.ipynb").symlink_to(solutions_notebook)
     (submitted / "ivy" / CHAPTER / f"{CHAPTER}.ipynb").write_text('{"cells": [')
+    for name, change in MALFORMED.items():
+        broken = json.loads(nbformat.writes(submissions.untouched(CHAPTER)))
+        change(broken)
+        (submitted / name / CHAPTER / f"{CHAPTER}.ipynb").write_text(json.dumps(broken))
     elsewhere = tmp / "elsewhere"
     (elsewhere / CHAPTER).mkdir(parents=True)
     nbformat.write(submissions.reference(CHAPTER), str(elsewhere / CHAPTER / f"{CHAPTER}.ipynb"))
     (submitted / "oscar").symlink_to(elsewhere)
-    for folder in (submitted / "mallory" / CHAPTER, submitted / "ivy" / CHAPTER, elsewhere / CHAPTER):
+    for folder in (submitted / "mallory" / CHAPTER, submitted / "ivy" / CHAPTER, elsewhere / CHAPTER,
+                   *(submitted / name / CHAPTER for name in MALFORMED)):
         # as nbgrader's collect leaves them (release_feedback names each page after the notebook and the secret)
         shutil.copy(submitted / "alice" / CHAPTER / "timestamp.txt", folder / "timestamp.txt")
         (folder / "submission_secret.txt").write_text(secrets.token_hex(16))
     if os.geteuid() == 0:
         for path in [submitted / "mallory", submitted / "ivy", *(submitted / "mallory").rglob("*"),
-                     *(submitted / "ivy").rglob("*"), submitted / "oscar", *elsewhere.rglob("*")]:
+                     *(submitted / "ivy").rglob("*"), submitted / "oscar", *elsewhere.rglob("*"),
+                     *(submitted / name for name in MALFORMED),
+                     *(path for name in MALFORMED for path in (submitted / name).rglob("*"))]:
             os.chown(path, uid, uid, follow_symlinks=False)
 
     # a machine that cannot grade: one line, nothing graded (the pre-flight, before any student; the other
@@ -271,7 +296,7 @@ def _lifecycle(tmp: Path) -> dict:
         shutil.copytree(submitted / name, honest / name)
     out = grade_class(str(honest), str(tmp / "make-grade"), jobs=1)
     return {"tmp": tmp, "instructor": instructor, "alice": alice, "bob": bob, "students": students,
-            "out": out, "uid": uid, "refused": refused, "autograde": autograde, "collect": collect,
+            "out": out, "uid": uid, "refused": refused, "autograde": autograde, "collect": collect, "claimed": claimed,
             "autograde_log": autograde.stdout + autograde.stderr, "feedback_log": feedback_log,
             "results": {name: _make_grade_json(out, name) for name in HONEST},
             "solution_lines": _solution_lines()}
@@ -301,8 +326,13 @@ def test_newest_submission_is_collected_and_lateness_recorded(course):
     # alice's second submission (the reference) was collected, not her first (empty) one
     assert all(scores["alice"]["cells"][gid] == points for gid, points in tests.items()), scores["alice"]
     assert scores["alice"]["late"] == 0
-    # bob submitted after the due date: nbgrader records it, and by default takes no points off
+    # bob submitted after the due date: nbgrader records it, and by default takes no points off; his
+    # timestamp.txt, set back, is kept as what he claims, never as when he submitted (issue 38, finding 6)
     assert scores["bob"]["late"] > 0
+    submitted = course["instructor"] / "grading" / "submitted"
+    assert (submitted / "bob" / CHAPTER / "timestamp_claimed.txt").read_text() == course["claimed"]
+    assert re.search(rf"bob\+{CHAPTER}\+.*timestamp.txt claims '{re.escape(course['claimed'])}'",
+                     course["collect"].stdout + course["collect"].stderr)
     assert scores["bob"]["cells"][f"test_{WRONG[0]}"] < tests[f"test_{WRONG[0]}"]
     others = {gid: p for gid, p in tests.items() if gid != f"test_{WRONG[0]}"}
     assert all(scores["bob"]["cells"][gid] == p for gid, p in others.items()), scores["bob"]
@@ -430,6 +460,10 @@ def test_a_broken_notebook_costs_only_itself(course):
     log = course["autograde_log"]
     assert re.search(rf"ivy/{CHAPTER}: the notebook could not be read", log)
     assert re.search(rf"eve/{CHAPTER}: .*nbgrader metadata", log)
+    for name in MALFORMED:  # issue 38, finding 5: JSON, but not a notebook's shape
+        assert scores[name]["score"] == 0, name
+        assert re.search(rf"{name}/{CHAPTER}: the notebook is not a valid notebook \(", log), name
+    assert "AttributeError" not in log and "Traceback" not in log
     rows = {r["student_id"] for r in csv.DictReader(open(course["instructor"] / "grades.csv"))}
     assert rows == set(scores)
 
@@ -441,3 +475,16 @@ def test_untouched_cells_raise_no_false_warning(course):
     assert "has changed" not in log
     assert not re.search(rf"(alice|bob)/{CHAPTER}: .*(modified|restored)", log)
     assert "not recognized" not in course["feedback_log"].stdout + course["feedback_log"].stderr
+
+
+def test_student_markup_never_runs_in_the_formgrader(course):
+    """Issue 38, finding 3: mia's answer and scratch note in grading/autograded are already through the course's
+    sanitizer, so nbgrader's formgrader (its formgrade template renders markdown as it is) shows them as text."""
+    from autograder.tests.test_untrusted_notebooks import RUNS, formgrade_html
+    path = course["instructor"] / "grading" / "autograded" / "mia" / CHAPTER / f"{CHAPTER}.ipynb"
+    page = formgrade_html(path, "mia")
+    assert "An answer." in page and "Scratch note." in page
+    assert not RUNS.search(page) and "<iframe" not in page and "<img" not in page
+    # every cell as any viewer gets it (the notebook's metadata keeps the grader's result, which no viewer renders)
+    cells = json.dumps(nbformat.read(str(path), as_version=4).cells)
+    assert not RUNS.search(cells) and "<script>" not in cells and "Scratch note." in cells

@@ -1,8 +1,8 @@
 """Control groups: the kernel's own bound on a sandbox's memory and tasks.
 
-A sandbox's process joins a group of its own in the memory and pids controllers (cgroup v1, what
-these machines offer), made inside the grading process's own group, so every limit already placed
-on the grader still holds:
+A sandbox's process joins a group of its own in the memory, pids and cpuacct controllers (cgroup v1, what
+these machines offer; cpuacct only counts the CPU time its time budgets read, ``Group.cpu_seconds``), made
+inside the grading process's own group, so every limit already placed on the grader still holds:
 
     <the grader's group>/autograder-<session>/                   the class: at most CLASS_SHARE of the machine's RAM
     <the grader's group>/autograder-<session>/sandbox-<pid>-<n>  one sandbox: Limits.ram_bytes, Limits.tasks
@@ -14,7 +14,7 @@ says which folder could not be removed.
 
 Where a controller cannot be used (not root, nor delegated to this user; cgroup v2 only), ``missing()``
 says so in one line per control, and the sandbox falls back to what ``policy`` can set itself
-(address space, RLIMIT_NPROC): see ``Process``.
+(address space, RLIMIT_NPROC; CPU time read from /proc): see ``Process``.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import signal
 import time
 
 MOUNT = "/sys/fs/cgroup"
-CONTROLLERS = ("memory", "pids")
+CONTROLLERS = ("memory", "pids", "cpuacct")  # cpuacct only counts: the CPU time a sandbox's budgets read
 CLASS_SHARE = 0.75  # of the machine's RAM, for all the sandboxes of one grading session together
 _counter = itertools.count(1)
 
@@ -64,6 +64,8 @@ def _write(folder: str, name: str, value) -> None:
 
 
 def _class_limits(controller: str, ram: int, tasks: int) -> dict:
+    if controller == "cpuacct":
+        return {}
     if controller == "memory":
         whole = int(machine_memory() * CLASS_SHARE) or ram
         return {"memory.limit_in_bytes": whole, "memory.memsw.limit_in_bytes": whole}
@@ -71,6 +73,8 @@ def _class_limits(controller: str, ram: int, tasks: int) -> dict:
 
 
 def _group_limits(controller: str, ram: int, tasks: int) -> dict:
+    if controller == "cpuacct":
+        return {}
     if controller == "memory":  # memsw after memory: swap counted too where the kernel accounts it
         return {"memory.limit_in_bytes": ram, "memory.memsw.limit_in_bytes": ram}
     return {"pids.max": tasks}
@@ -138,6 +142,16 @@ class Group:
         except (OSError, TypeError, ValueError):
             return None
 
+    def cpu_seconds(self) -> float | None:
+        """The CPU time (user and system) every task of the group has used since it was made, the ended ones
+        included (cpuacct.usage), or None without a cpuacct group."""
+        folder = self.paths.get("cpuacct")
+        try:
+            with open(os.path.join(folder, "cpuacct.usage")) as f:
+                return int(f.read()) / 1e9
+        except (OSError, TypeError, ValueError):
+            return None
+
     def remove(self, seconds: float = 10.0) -> list[str]:
         """Kill every task left in the group, remove its folders; the folders that could not be removed."""
         end = time.monotonic() + seconds
@@ -187,6 +201,8 @@ FALLBACKS = {  # what bounds a sandbox where a controller is missing
     "memory": "memory is bounded by the address-space limit and the tmpfs's size only (memfd pages and page "
               "cache are not counted)",
     "pids": "tasks are bounded by RLIMIT_NPROC, which the kernel counts per user",
+    "cpuacct": "CPU time is counted from the sandbox's processes in /proc (a process that ends without being "
+               "waited for by another of them is not counted)",
 }
 
 

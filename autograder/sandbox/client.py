@@ -10,25 +10,37 @@ back as ``proxies.Handle``s whose attributes, methods and operators are forwarde
 Arrays and Generators passed as arguments are updated in place from the sandbox's
 copies after the call (an array only when the call changed it), so mutation is observable
 as in a local call. Every wait
-has a deadline; a sandbox that misses it, dies or breaks the protocol is killed and
+has an end; a sandbox that passes it, dies or breaks the protocol is killed and
 each later request raises its ``SandboxError``.
+
+Time is budgeted as CPU time, so that a notebook earns the same whether the machine is idle or busy: a cell
+(``within``) may use ``seconds`` of its sandbox's CPU time (``Process.cpu_seconds``: every process of the
+sandbox, their threads and waited-for children), and a notebook's sandboxes and grading together
+``Limits.notebook_seconds`` (``NotebookClock``). While a reply is awaited the sandbox's CPU time is read every
+``SLICE`` seconds. Wall-clock time is capped once per notebook (``Limits.notebook_wall_seconds``), which is what
+a sleeping or stuck submission meets; when most of the notebook's wall time went waiting for a CPU (the run
+queues of its sandboxes' and the grading process's threads), the stop says the machine was busy
+(``SandboxError.busy``): the job grades such a notebook again rather than score it.
 """
 from __future__ import annotations
 
 import builtins
 import contextlib
+import os
+import select
 import signal
 import socket
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import protocol, wire
 from .limits import Limits
-from .process import Process, SandboxError, Stop
+from .process import Process, SandboxError, Stop, run_queue_wait
 from .proxies import Handle, RemoteFunction
 
-__all__ = ["Sandbox", "SandboxError", "RemoteError"]
+__all__ = ["Sandbox", "SandboxError", "RemoteError", "NotebookClock"]
 
 MAX_REPLY_HEADER = 8 * 1024 ** 2   # a reply's JSON part: far more than any check needs
 MAX_REPLY = 128 * 1024 ** 2        # a reply with its arrays
@@ -36,6 +48,67 @@ MAX_MESSAGE_CHARS = 2000           # an error message of the student's code, as 
 # what a malformed message from the sandbox raises while it is decoded
 _BROKEN = (wire.WireError, ValueError, KeyError, TypeError, IndexError, RecursionError, AttributeError,
            OverflowError)
+SLICE = 0.25       # seconds between two readings of a sandbox's CPU time while a reply is awaited
+BUSY_SHARE = 0.5   # a wall-clock stop is the machine's when this share of the notebook's time was run-queue wait
+
+
+class _WaitMeter:
+    """Run-queue wait of a set of threads, summed as it grows (a thread that ends keeps what was seen of it)."""
+
+    def __init__(self):
+        self.last: dict[int, float] = {}
+        self.seconds = 0.0
+
+    def read(self, waits: dict[int, float]) -> float:
+        for tid, wait in waits.items():
+            self.seconds += max(0.0, wait - self.last.get(tid, 0.0))
+            self.last[tid] = wait
+        return self.seconds
+
+
+class NotebookClock:
+    """One notebook's time, shared by its sandboxes (a restarted one replays on the same budget): the CPU time
+    of its sandboxes and of the grading process's own work (``Limits.notebook_seconds``), the wall-clock cap
+    (``Limits.notebook_wall_seconds``, from ``started``), and how much of that wall time went waiting for a CPU."""
+
+    def __init__(self, limits, started: float | None = None):
+        self.limits = Limits.from_mapping(limits)
+        self.started = time.monotonic() if started is None else started
+        self.wall_end = self.started + self.limits.notebook_wall_seconds
+        self.own_cpu = time.process_time()
+        self.own_wait = _WaitMeter()
+        self.own_wait_start = self.own_wait.read(run_queue_wait([os.getpid()]))  # counted from now on
+        self.sandbox_wait = 0.0   # run-queue wait seen of its sandboxes' threads
+        self.closed_cpu = 0.0     # CPU time of its sandboxes already closed
+        self.boxes: list[Sandbox] = []
+
+    def cpu_used(self) -> float:
+        return time.process_time() - self.own_cpu + self.closed_cpu + sum(box.cpu_used() for box in self.boxes)
+
+    def cpu_left(self) -> float:
+        return self.limits.notebook_seconds - self.cpu_used()
+
+    def wall_left(self) -> float:
+        return self.wall_end - time.monotonic()
+
+    def queued(self) -> float:
+        """Seconds the notebook's threads (its sandboxes', the grading process's) spent waiting for a CPU."""
+        return self.sandbox_wait + self.own_wait.read(run_queue_wait([os.getpid()])) - self.own_wait_start
+
+    def busy(self) -> bool:
+        """Whether most of the wall time so far went waiting for a CPU: the machine's time, not the notebook's."""
+        elapsed = time.monotonic() - self.started
+        return elapsed > 0 and self.queued() >= BUSY_SHARE * elapsed
+
+
+@dataclass
+class _Window:
+    """The budget of one cell (``Sandbox.within``): CPU seconds of its sandbox from ``cpu_start``, named after
+    the limit it comes from; and the notebook's wall-clock end."""
+    seconds: float
+    limit: str
+    cpu_start: float
+    wall_end: float
 
 
 class RemoteError(Exception):
@@ -75,13 +148,17 @@ class Sandbox:
     instructor who asked for it explicitly. ``isolation`` says which one runs.
     """
 
-    def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False, warm: tuple = ()):
+    def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False, warm: tuple = (),
+                 clock: NotebookClock | None = None):
         self.limits = Limits.from_mapping(limits)
         self.process = Process(self.limits, list(preload), unsafe, tuple(warm))
         self.sock = self.reader = None
         self.callbacks: dict[int, object] = {}
         self.handles: dict[int, Handle] = {}
-        self.deadline = None     # of the current cell (time.monotonic()), while ``within`` holds
+        self.clock = clock       # its notebook's (NotebookClock); a sandbox of its own is a notebook of its own
+        self.window: _Window | None = None  # the current cell's budget, while ``within`` holds
+        self.waits = _WaitMeter()  # run-queue wait of its threads
+        self.checked = 0.0       # when its CPU time was last read (time.monotonic())
         self.dead: SandboxError | None = None
         self.callback_depth = 0  # >0 while the student's code is calling back into a test's function
         self.sent = 0            # requests sent: each reply names the one it answers
@@ -94,6 +171,9 @@ class Sandbox:
 
     # -- life cycle ----------------------------------------------------------
     def start(self) -> "Sandbox":
+        if self.clock is None:
+            self.clock = NotebookClock(self.limits)
+        self.clock.boxes.append(self)
         return self.connect(self.process.start())
 
     def connect(self, sock) -> "Sandbox":
@@ -108,8 +188,47 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
+        if self.clock is not None and self in self.clock.boxes:
+            self.usage()  # its last reading, before its processes and groups are gone
+            self.process.kill()
+            self.clock.closed_cpu += self.usage()
+            self.clock.boxes.remove(self)
         self.process.close()
         self.sock = self.reader = None
+
+    # -- time ------------------------------------------------------------------
+    def usage(self) -> float:
+        """The CPU seconds its processes have used (``Process.cpu_seconds``); adds their threads' run-queue wait
+        since the last reading to its notebook's."""
+        tasks = self.process.tasks()
+        before = self.waits.seconds
+        self.waits.read(run_queue_wait(tasks))
+        if self.clock is not None:
+            self.clock.sandbox_wait += self.waits.seconds - before
+        self.checked = time.monotonic()
+        return self.process.cpu_seconds(tasks)
+
+    def cpu_used(self) -> float:
+        """Its CPU seconds as last read (``usage``)."""
+        return self.process.cpu_seconds(None, cached=True)
+
+    def _check(self, window: _Window) -> None:
+        """Stop it if its cell has used its CPU budget."""
+        if self.usage() - window.cpu_start > window.seconds:
+            who = "the notebook" if window.limit == "notebook_seconds" else "the cell"
+            error = SandboxError(f"{who} used its {window.seconds:g} s of CPU time", Stop.TIMEOUT, window.limit)
+            error.seconds = window.seconds
+            raise self._kill(error)
+
+    def _out_of_time(self) -> SandboxError:
+        """The wall-clock cap is reached: the notebook's, or the machine's when it was too busy."""
+        busy = self.clock is not None and self.clock.busy()
+        seconds = self.limits.notebook_wall_seconds
+        message = (f"the grading machine was too busy to run the notebook within its {seconds:g} s of wall-clock "
+                   "time" if busy else f"the notebook's {seconds:g} s of wall-clock time ran out")
+        error = SandboxError(message, Stop.TIMEOUT, "notebook_wall_seconds", busy)
+        error.seconds = seconds
+        return self._kill(error)
 
     def _kill(self, error: SandboxError) -> SandboxError:
         self.dead = error
@@ -143,16 +262,24 @@ class Sandbox:
 
     # -- messaging -------------------------------------------------------------
     def _recv(self):
-        # every wait has an end: a request made outside a cell's deadline gets a cell's time
-        deadline = self.deadline or time.monotonic() + self.limits["cell_seconds"]
+        window = self.window
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self._kill(SandboxError("time limit reached", Stop.TIMEOUT))
+            if not self.reader.pending:  # bytes already read ahead are the reply's: read them at once
+                if time.monotonic() - self.checked >= SLICE:
+                    self._check(window)
+                wait = min(SLICE, window.wall_end - time.monotonic())
+                if wait <= 0:
+                    raise self._out_of_time()
+                try:
+                    ready, _, _ = select.select([self.sock], [], [], wait)
+                except (OSError, ValueError):
+                    ready = [self.sock]  # let the read say what happened
+                if not ready:
+                    continue
             try:
-                return wire.recv(self.reader, deadline, MAX_REPLY_HEADER, MAX_REPLY)
+                return wire.recv(self.reader, window.wall_end, MAX_REPLY_HEADER, MAX_REPLY)
             except socket.timeout:
-                raise self._kill(SandboxError("time limit reached", Stop.TIMEOUT)) from None
+                raise self._out_of_time() from None
             except (EOFError, ConnectionError, OSError) as exc:
                 code = self.process.exit_code()
                 kind = Stop.TIMEOUT if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) else Stop.CRASH
@@ -166,6 +293,9 @@ class Sandbox:
         back (a malformed or forged reply, to this request or another) kills the sandbox: ``SandboxError``."""
         if self.dead is not None:
             raise self.dead
+        if self.window is None:  # every wait has an end: a request made outside a cell gets a cell's budget
+            with self.within(self.limits.cell_seconds):
+                return self.request(op, enc, **fields)
         enc = enc or self.encoder()
         self.sent += 1
         number = self.sent
@@ -219,17 +349,24 @@ class Sandbox:
 
     # -- what the grader uses ------------------------------------------------
     @contextlib.contextmanager
-    def within(self, seconds: float):
-        """Every request made meanwhile (a cell, a test cell's calls) ends by ``seconds`` from now."""
-        self.deadline = time.monotonic() + seconds
+    def within(self, seconds: float, limit: str = "cell_seconds"):
+        """Every request made meanwhile (a cell, a test cell's calls) may use ``seconds`` of the sandbox's CPU
+        time in all (``limit`` names the bound they come from, for the message), and ends by the notebook's
+        wall-clock cap."""
+        if self.clock is None:
+            self.clock = NotebookClock(self.limits)
+        outer = self.window
+        self.window = _Window(seconds, limit, self.usage(), self.clock.wall_end)
         try:
             yield self
         finally:
-            self.deadline = None
+            self.window = outer
+            if self.dead is None:
+                self.usage()
 
-    def run_cell(self, code: str, name: str, seconds: float | None = None) -> dict | None:
+    def run_cell(self, code: str, name: str, seconds: float | None = None, limit: str = "cell_seconds") -> dict | None:
         """Run a cell of the notebook; returns None or the error it raised ({type, message})."""
-        with self.within(seconds or self.limits["cell_seconds"]):
+        with self.within(seconds or self.limits[limit], limit):
             return self.request(protocol.EXEC, code=code, name=name)["error"]
 
     def function(self, name: str) -> RemoteFunction:

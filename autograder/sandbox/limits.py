@@ -18,10 +18,20 @@ class Limits:
     tasks: int = 256                   # processes and threads (pids cgroup)
     cpu_seconds: int = 600             # the whole sandbox lifetime
     output_bytes: int = 2 * MiB        # what the student's code may print, in all
-    cell_seconds: float = 60.0          # wall time per test cell
-    setup_seconds: float = 15.0         # wall time per notebook cell run before the tests (they only define things)
-    notebook_seconds: float = 300.0     # wall time for one submission, replays and the grader's own work included
+    # Time budgets count CPU seconds (user + system) of the sandbox's processes, their threads and children, so
+    # that a notebook earns the same on an idle or a busy machine (``client.Sandbox.within``):
+    cell_seconds: float = 60.0          # CPU seconds per test cell
+    setup_seconds: float = 15.0         # CPU seconds per notebook cell run before the tests (they only define things)
+    notebook_seconds: float = 300.0     # CPU seconds for one submission: its sandboxes (replays included) and the
+    #                                     grading process's own work for it
+    notebook_wall_seconds: float = 0.0  # WALL-clock seconds for one submission, what a sleeping or stuck notebook
+    #                                     meets; 0 (the default): twice notebook_seconds. A stop by it while most of
+    #                                     the time went waiting for a CPU is the machine's: graded again, then flagged
     audit_hook: bool = True            # off only in the tests that probe the OS boundary beneath it
+
+    def __post_init__(self):
+        if not self.notebook_wall_seconds:
+            object.__setattr__(self, "notebook_wall_seconds", 2.0 * float(self.notebook_seconds))
 
     @classmethod
     def from_mapping(cls, values=None) -> Limits:

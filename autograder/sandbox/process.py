@@ -8,9 +8,12 @@ and page cache; tasks), a socket pair and the one environment the server runs wi
 sandbox's mount namespace, so nothing it writes reaches the host's disk. In the unsafe mode only, it
 runs as a plain child process in a host folder. A grading process that grades one notebook after
 another keeps the next warm sandbox forked ahead (``keep_one_ahead``): made while the current one works,
-exactly as it would be made at start, and never given anything before its own notebook. ``kill()`` ends its whole
-process group; ``close()`` also kills what is left in its groups, removes them and any host folder
-(``remove_tree``: no recursion, no path length limit) and records in ``leftovers`` what could not be.
+exactly as it would be made at start, and never given anything before its own notebook.
+``cpu_seconds()`` is the CPU time its processes have used (what the time budgets count: ``client.Sandbox``),
+``run_queue_wait()`` how long each of its threads waited for a CPU (the machine's time, not the
+submission's). ``kill()`` ends its whole process group; ``close()`` also kills what is left in its groups,
+removes them and any host folder (``remove_tree``: no recursion, no path length limit) and records in
+``leftovers`` what could not be.
 """
 from __future__ import annotations
 
@@ -64,6 +67,7 @@ class Process:
         self.workdir = None    # a host folder: in the unsafe mode only
         self.group = None      # its cgroups.Group
         self.leftovers: list[str] = []  # what could not be removed after it (reported by the job)
+        self._cpu_seen = 0.0   # the most CPU time read (``cpu_seconds``)
 
     def start(self) -> socket.socket:
         """Start the server; the grader's end of its socket."""
@@ -157,6 +161,31 @@ class Process:
         except subprocess.TimeoutExpired:
             self.kill()
             return None
+
+    def tasks(self) -> list[int]:
+        """Its processes: those of its control groups, else (no cgroup here) those of its session and their
+        descendants, found in /proc."""
+        if self.pid is None:
+            return []
+        if self.group is not None and self.group.paths:
+            return self.group.tasks()
+        return related_processes(self.pid)
+
+    def cpu_seconds(self, tasks: list[int] | None = None, cached: bool = False) -> float:
+        """The CPU time (user and system) its processes have used since it started, never less than last read
+        (``cached``: as last read): its cpuacct group's count (ended processes included), else the sum of its
+        processes' (``tasks``, if already found) own time and that of the children they waited for."""
+        if cached:
+            return self._cpu_seen
+        used = self.group.cpu_seconds() if self.group is not None else None
+        if used is None:
+            used = processes_cpu(self.tasks() if tasks is None else tasks)
+        self._cpu_seen = max(self._cpu_seen, used)
+        return self._cpu_seen
+
+    def run_queue_wait(self) -> dict[int, float]:
+        """thread id -> seconds it has spent runnable but waiting for a CPU, for each thread of its processes."""
+        return run_queue_wait(self.tasks())
 
     def peak_memory(self) -> int | None:
         """The most memory its group used (bytes), where a memory cgroup bounds it."""
@@ -319,6 +348,69 @@ def remove_tree(folder: str) -> bool:
     return not os.path.lexists(folder)
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/<pid>/stat`` after its command's name: [0] is field 3 (state), [1] the parent,
+    [3] the session, [11:15] utime, stime, cutime, cstime (clock ticks); None once it has ended."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return data[data.rfind(b")") + 2:].decode().split()
+
+
+def related_processes(leader: int) -> list[int]:
+    """``leader``, the processes of its session and every descendant of those (one pass over /proc)."""
+    parents, sessions = {}, {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat(int(entry))
+            if fields is not None and len(fields) > 3:
+                parents[int(entry)], sessions[int(entry)] = int(fields[1]), int(fields[3])
+    found = {leader} | {pid for pid, sid in sessions.items() if sid == leader}
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    todo = list(found)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return sorted(pid for pid in found if pid in parents)
+
+
+def processes_cpu(pids) -> float:
+    """Seconds of CPU the processes ``pids`` used: their threads' and their waited-for children's."""
+    ticks = 0
+    for pid in pids:
+        fields = _stat(pid)
+        if fields is not None and len(fields) > 14:
+            ticks += sum(int(value) for value in fields[11:15])
+    return ticks / CLOCK_TICKS
+
+
+def run_queue_wait(pids) -> dict[int, float]:
+    """thread id -> seconds spent waiting on a run queue (``/proc/<pid>/task/<tid>/schedstat``, second field),
+    for every thread of the processes ``pids``."""
+    waits = {}
+    for pid in pids:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    waits[int(tid)] = int(f.read().split()[1]) / 1e9
+            except (OSError, IndexError, ValueError):
+                continue
+    return waits
+
+
 class Stop(StrEnum):
     """Why a sandbox was stopped (a cell's status, as written in the results)."""
     TIMEOUT = "timeout"      # a time limit was reached
@@ -330,9 +422,11 @@ class Stop(StrEnum):
 class SandboxError(GraderError):
     """The sandbox died, hung past its limit, or broke the protocol."""
 
-    def __init__(self, message: str, kind: Stop = Stop.CRASH):
+    def __init__(self, message: str, kind: Stop = Stop.CRASH, limit: str | None = None, busy: bool = False):
         super().__init__(message)
         self.kind = Stop(kind)
+        self.limit = limit  # a time budget that stopped it: "cpu" (a cell's, a setup cell's, the notebook's) or "wall"
+        self.busy = busy    # stopped by the wall-clock cap while most of the time went waiting for a CPU
 
 
 def _sandbox_env() -> dict:

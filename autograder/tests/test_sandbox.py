@@ -292,7 +292,7 @@ def test_memory_disk_and_tasks_are_bounded_by_the_kernel():
     assert disk <= 64 * MiB and threads < 64
     if cgroups.missing():
         pytest.skip(f"no cgroup here: {cgroups.missing()}")
-    assert set(groups) == {"memory", "pids"} and peak <= 512 * MiB and stopped == "crash"
+    assert set(groups) == {"memory", "pids", "cpuacct"} and peak <= 512 * MiB and stopped == "crash"
     assert _machine() == before and not any(os.path.exists(g) for g in groups.values())
 
 
