@@ -24,7 +24,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 STUDENT_LAB := JUPYTER_CONFIG_PATH="$(CURDIR)/jupyter-config/student$${JUPYTER_CONFIG_PATH:+:$$JUPYTER_CONFIG_PATH}"
 LAB := $(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: setup lab lab-instructor work test test-setup test-browser release grade feedback export formgrader check benchmark clean clean-grading
+.PHONY: setup lab lab-instructor work test test-setup test-load test-browser release grade feedback export formgrader check benchmark clean clean-grading hub hub-stop test-hub
 
 # tools/setup_env.py: the interpreter checked (one line if it cannot serve), the virtualenv made anew when
 # another interpreter made it, torch, the lock's packages with a progress line each, the stamp; seconds when done
@@ -52,12 +52,31 @@ work:
 	done
 
 test: setup
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=12 -m "not fresh_setup"
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=12 -m "not fresh_setup and not hub and not load"
+
+# Same submission, same score on a busy machine: ch11 and ch12 graded and self-checked quiet, then under 8 CPU
+# hogs each in a cpu cgroup of its own (autograder/tests/test_load.py; root for the cgroups; about 10 minutes)
+test-load: setup
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -m load autograder/tests/test_load.py
 
 # The first ten minutes on Debian: make setup, lab and check as a new account with Debian's own python3.11,
 # from a copy of this checkout in its home folder (tests/test_fresh_setup.py; root, a few minutes of download)
 test-setup: setup
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -s -m fresh_setup tests/test_fresh_setup.py
+
+# The class on a real JupyterHub (hub/hub.py; root, Linux, configurable-http-proxy from npm): accounts for an
+# instructor and two students, nbgrader's exchange, the formgrader, ch01 released; all of it listed, recorded
+# in $(HUB_DIR)/state.json, and removed by make hub-stop. HUB_PORT, HUB_IP, HUB_DIR, HUB_ACCOUNT_PREFIX: see hub/hub.py.
+HUB_DIR ?= /srv/dlcourse-hub
+hub: setup
+	@HUB_DIR="$(HUB_DIR)" TORCH_INDEX="$(TORCH_INDEX)" $(BIN)/python hub/hub.py up
+
+hub-stop:
+	@HUB_DIR="$(HUB_DIR)" $(or $(wildcard $(BIN)/python),python3) hub/hub.py down
+
+# The whole class on that hub in Chromium (tests/test_hub.py: its own hub, stopped and removed at the end)
+test-hub: setup
+	REQUIRE_BROWSER=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -s -m hub tests/test_hub.py
 
 test-browser: setup
 	REQUIRE_BROWSER=1 MPLBACKEND=Agg $(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests
