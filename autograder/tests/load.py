@@ -24,6 +24,13 @@ def available() -> str | None:
     return None
 
 
+def _die_with_parent() -> None:
+    """A hog outlives no test run, even one killed before its clean-up (prctl PR_SET_PDEATHSIG, SIGKILL)."""
+    import ctypes
+    if ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+
+
 @contextlib.contextmanager
 def hogs(count: int = 8):
     groups, procs = [], []
@@ -32,7 +39,8 @@ def hogs(count: int = 8):
             folder = os.path.join(CPU, f"issue40-hog-{os.getpid()}-{i}")
             os.makedirs(folder, exist_ok=True)
             groups.append(folder)
-            proc = subprocess.Popen(["/bin/sh", "-c", SPIN], start_new_session=True, stdin=subprocess.DEVNULL)
+            proc = subprocess.Popen(["/bin/sh", "-c", SPIN], start_new_session=True, stdin=subprocess.DEVNULL,
+                                    preexec_fn=_die_with_parent)
             procs.append(proc)
             with open(os.path.join(folder, "cgroup.procs"), "w") as f:
                 f.write(str(proc.pid))
