@@ -24,6 +24,10 @@ OTHER_PYTHONS = ("/root/.pyenv/versions/3.10.13/bin/python3.10", "/root/.pyenv/v
 DEBIAN_PYTHON = "/usr/bin/python3.11"  # Debian 12's own, 3.11.2
 
 
+# as a user types it: not a sub-make of `make test` (whose MAKELEVEL makes make say "make[1]:")
+TOP_LEVEL_MAKE = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+
+
 def setup_env():
     spec = importlib.util.spec_from_file_location("setup_env", SCRIPT)
     module = importlib.util.module_from_spec(spec)
@@ -89,7 +93,7 @@ def test_make_refuses_another_python_before_any_download(tmp_path):
     for python in others:
         venv = tmp_path / "venv"
         done = subprocess.run(["make", "--no-print-directory", "setup", f"PYTHON={python}", f"VENV={venv}"],
-                              cwd=ROOT, capture_output=True, text=True, timeout=60)
+                              cwd=ROOT, capture_output=True, text=True, timeout=60, env=TOP_LEVEL_MAKE)
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 2 and lines[1].startswith("make: ***"), done.stderr
         version = subprocess.run([python, "-c", "import sys; print('%d.%d.%d' % sys.version_info[:3])"],
