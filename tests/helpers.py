@@ -1,7 +1,11 @@
-"""Small helpers shared by the widget tests (their fixtures are in tests/conftest.py)."""
+"""Small helpers shared by the tests: the widget tests (their fixtures are in tests/conftest.py), shared folders."""
 import ast
+import contextlib
 import inspect
+import shutil
 import statistics
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +170,14 @@ def median_update_ms(widget):
             control.value = value
             times.append(widget.last_render_seconds)
     return 1000 * statistics.median(times)
+
+
+@contextlib.contextmanager
+def shared_folder(prefix: str):
+    """A fresh folder under /tmp that other accounts can traverse (pytest's own tmp folders are 0700), removed after."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    tmp.chmod(0o755)
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -24,10 +24,8 @@ import os
 import pwd
 import re
 import secrets
-import shutil
 import stat
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -36,6 +34,7 @@ import pytest
 
 from autograder import submissions
 from autograder.nbgrader_exchange import CLAIMED, TIME_FORMAT, LinkRefusingCollect
+from tests.helpers import shared_folder
 from tests.test_lifecycle import CHAPTER, COURSE, instructor_account, nbgrader
 
 pytestmark = [pytest.mark.xdist_group("collect")]  # one worker: the accounts and the collect are made once
@@ -105,12 +104,8 @@ def accounts():
 
 @pytest.fixture(scope="module")
 def collected(accounts):
-    tmp = Path(tempfile.mkdtemp(prefix="dlcourse-collect-", dir="/tmp"))
-    tmp.chmod(0o755)
-    try:
+    with shared_folder("dlcourse-collect-") as tmp:
         yield _collect(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _collect(tmp: Path) -> dict:

@@ -39,7 +39,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -50,6 +49,7 @@ from autograder import submissions
 from autograder.course import ROOT, SOLUTION_REGION, Chapter, grade_id, role
 from autograder.tests.broken_environments import refusing_user_namespaces
 from autograder.tests.mutants import load as load_mistakes
+from tests.helpers import shared_folder
 
 pytestmark = [pytest.mark.xdist_group("lifecycle")]
 
@@ -186,12 +186,8 @@ def _attacks(students: dict) -> None:
 # session scope: xdist may interleave other modules on the same worker, which would rebuild a module fixture
 @pytest.fixture(scope="session")
 def course():
-    tmp = Path(tempfile.mkdtemp(prefix="dlcourse-lifecycle-", dir="/tmp"))  # not under pytest's 0700 folder
-    tmp.chmod(0o755)
-    try:
+    with shared_folder("dlcourse-lifecycle-") as tmp:  # not under pytest's 0700 folder
         yield _lifecycle(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _lifecycle(tmp: Path) -> dict:
