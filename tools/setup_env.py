@@ -82,8 +82,8 @@ def inputs_digest(torch_index):
 
 
 def wanted_stamp(torch_index):
-    return {"interpreter": os.path.realpath(sys.executable), "version": sys.version.split()[0],
-            "inputs": inputs_digest(torch_index), "torch_index": torch_index}
+    """What a finished set-up records in the stamp; the interpreter that made the virtualenv is <venv>/.python."""
+    return {"version": sys.version.split()[0], "inputs": inputs_digest(torch_index), "torch_index": torch_index}
 
 
 def read_json(path):
@@ -118,17 +118,26 @@ def made_by_this_interpreter(venv):
             and os.path.realpath(config.get("home", "")) in (os.path.dirname(sys.executable), os.path.dirname(me)))
 
 
+_LOCK = []
+
+
+def lock_lines():
+    """requirements.lock's lines, read once."""
+    if not _LOCK:
+        with open(os.path.join(ROOT, "requirements.lock")) as f:
+            _LOCK.extend(f.read().splitlines())
+    return _LOCK
+
+
 def pin(name):
-    with open(os.path.join(ROOT, "requirements.lock")) as f:
-        for line in f:
-            if line.split("==")[0].strip().lower() == name:
-                return line.split("==")[1].split("#")[0].split(";")[0].strip()
+    for line in lock_lines():
+        if line.split("==")[0].strip().lower() == name:
+            return line.split("==")[1].split("#")[0].split(";")[0].strip()
     raise SystemExit("requirements.lock pins no {}".format(name))
 
 
 def count_pins():
-    with open(os.path.join(ROOT, "requirements.lock")) as f:
-        return sum(1 for line in f if "==" in line.split("#")[0] and ";" not in line)  # markers: other platforms
+    return sum(1 for line in lock_lines() if "==" in line.split("#")[0] and ";" not in line)  # markers: other platforms
 
 
 def commands(python, torch_index, platform=sys.platform):
@@ -186,7 +195,7 @@ def build(venv, torch_index):
     os.chdir(ROOT)
     stamp_path = os.path.join(venv, STAMP)
     want = wanted_stamp(torch_index)
-    if read_json(stamp_path) == want:
+    if read_json(stamp_path) == want and made_by_this_interpreter(venv):
         install_jupyter_config(venv)
         return 0
     if os.path.exists(venv) and not made_by_this_interpreter(venv):
