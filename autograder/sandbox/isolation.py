@@ -110,7 +110,8 @@ def layout(disk_bytes: int, matplotlib_files: dict[str, str] | None = None) -> l
     """The sandbox's file system, built in order on an empty root: the one description that both bubblewrap
     (``command``) and a warm template (``template_server``) follow. Each step is a dict: ``ro-bind`` (source,
     dest), ``dir`` (path, mode), ``symlink`` (target, path), ``proc`` (path), ``dev`` (path), ``tmpfs``
-    (path, size, mode). The root itself is made read-only once built.
+    (path, size, mode), ``hide`` (path: an empty read-only folder over it, ``hidden_paths``). The root itself is
+    made read-only once built.
 
     Its work folder (``WORKDIR``) and ``/tmp`` (a link to ``WORKDIR/tmp``) are one tmpfs of ``disk_bytes``: the
     kernel bounds what it writes (its pages are also counted by the sandbox's memory cgroup), and it vanishes
@@ -144,7 +145,17 @@ def layout(disk_bytes: int, matplotlib_files: dict[str, str] | None = None) -> l
     for parent in sorted(parents, key=lambda p: (p.count("/"), p)):  # traversable, listing nothing else
         steps.append({"op": "dir", "path": parent, "mode": 0o755})
     steps += [{"op": "ro-bind", "source": source, "dest": dest} for source, dest in binds]
+    steps += [{"op": "hide", "path": _under_workdir(path)} for path in hidden_paths()]
     return steps
+
+
+def hidden_paths() -> list[str]:
+    """Folders of the bound runtime the sandbox must not see: ``dlcourse/compat`` (the superseded complete answers
+    kept for notebooks already handed out; graded code never reaches them), each covered by an empty read-only
+    folder (a ``hide`` step)."""
+    import dlcourse
+    compat = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(dlcourse.__file__)), "compat"))
+    return [compat] if os.path.isdir(compat) else []
 
 
 def _under_workdir(path: str) -> str:
@@ -182,6 +193,8 @@ def _bwrap_arguments(step: dict) -> list[str]:
         return [f"--{op}", step["path"]]
     if op == "tmpfs":
         return ["--perms", f"{step['mode']:04o}", "--size", str(step["size"]), "--tmpfs", step["path"]]
+    if op == "hide":
+        return ["--perms", "0555", "--size", "4096", "--tmpfs", step["path"], "--remount-ro", step["path"]]
     raise ValueError(f"unknown step {op!r}")
 
 

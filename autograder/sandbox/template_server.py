@@ -285,6 +285,9 @@ def _build_root(steps: list[dict], base: str) -> None:
             os.makedirs(base + step["path"], exist_ok=True)
             _mount("tmpfs", base + step["path"], "tmpfs", MS_NOSUID | MS_NODEV,
                    f"mode={step['mode']:o},size={int(step['size'])}")
+        elif op == "hide":  # an empty read-only folder over a bound one
+            _mount("tmpfs", base + step["path"], "tmpfs", MS_NOSUID | MS_NODEV, "mode=555,size=4096")
+            _mount(None, base + step["path"], None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
         elif op == "proc":
             _proc(base + step["path"])
         elif op == "dev":

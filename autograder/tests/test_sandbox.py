@@ -61,6 +61,26 @@ def test_the_boundary_is_the_operating_system(start, monkeypatch):
         assert outcome.startswith(("denied", "missing")), f"{attempt}: {outcome}"
 
 
+@pytest.mark.parametrize("start", ["warm", "cold"])
+def test_the_sandbox_has_no_compat(start, monkeypatch):
+    """Issue 39: the superseded complete answers (``dlcourse/compat``) are not in the sandbox, whether it is forked
+    from a warm template or started cold: the folder is empty there, and importing any module of it fails."""
+    from autograder.sandbox.process import WARM
+    (compat,) = isolation.hidden_paths()
+    there = sorted(name for name in os.listdir(compat) if name.endswith(".py"))
+    assert "__init__.py" in there, "the grader's side has the package the sandbox must not see"
+    monkeypatch.setenv("AUTOGRADER_WARM", "1" if start == "warm" else "0")
+    with Sandbox({}) as box:
+        assert box.isolation.split(" (LIMITED")[0] == (WARM if start == "warm" else "bubblewrap")
+        box.run_cell(f"import os\ndef look():\n    return sorted(os.listdir({compat!r}))\n", "look")
+        assert box.function("look")() == [], "dlcourse/compat is an empty folder inside"
+        for module in ["anything", *(name[:-3] for name in there if name != "__init__.py")]:
+            error = box.run_cell(f"import dlcourse.compat.{module}", "attempt")
+            assert error is not None and error["type"] == "ModuleNotFoundError", (module, error)
+        error = box.run_cell("import dlcourse.compat\nassert not dlcourse.compat.__doc__", "attempt")
+        assert error is None, "what is imported as dlcourse.compat there is an empty namespace, not the package"
+
+
 ESCAPES = r"""
 import os, sys
 def escapes(repo):
