@@ -10,15 +10,12 @@
   adam_step, cross_entropy, weight_norm)``: the student's own ``train_digits`` with a switch per trick it has
   (He or orthogonal initialisation, layer norm, weight norm): training and validation curves of the 8 runs,
   all precomputed;
-- ``recipe_table(...)``: the given ``train_digits_mlp`` with the student's pieces, the bare network, one trick at
-  a time and all of them (last training and validation loss, validation accuracy);
-- ``recipe_explorer(...)``: switches over ``train_digits_mlp`` (dropout, batch norm, weight decay, label
-  smoothing); superseded by ``loop_recipe_explorer`` and kept for notebooks already handed out.
+- ``digits_baseline()``: the first baseline of the held-out digits, logistic regression on the pixels.
 
-The recipe's loop, ``train_digits_mlp``, is the driver of ``test_digits_recipe`` and lives in
-``dlcourse.drivers.ch08_tricks`` (importable from here too). The student's own loop, ``train_digits``, is
-graded; its data and the forward pass the grader evaluates it with are here: ``digits_holdout()``
-(training, validation and test digits, fixed by seed) and ``digits_logits``.
+The student's own loop, ``train_digits``, is graded; its data and the forward pass the grader evaluates it with
+are here: ``digits_holdout()`` (training, validation and test digits, fixed by seed) and ``digits_logits``. The
+given four-layer loop ``train_digits_mlp`` and the recipe table and explorer over it (superseded) live in
+``dlcourse.compat.ch08_tricks``; the old names still import from here.
 
 Each render function is pure and returns ``(figure, readout_text)``.
 """
@@ -32,16 +29,26 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from ..drivers.ch08_tricks import train_digits_mlp  # the recipe's loop (given), importable here as before
 from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, decade_limits, kept_figure, plain_log_axis
 
 __all__ = [
     "activation_stats_explorer", "render_activation_stats", "optimizer_race_explorer", "render_optimizer_race",
-    "targets_explorer", "render_targets", "train_digits_mlp", "loop_recipe_explorer", "render_loop_recipe",
-    "loop_runs", "LOOP_BARE", "recipe_table", "RECIPE_TABLE", "digits_split", "digits_holdout", "digits_logits",
-    "recipe_runs", "render_recipe", "recipe_explorer", "BARE", "FULL",
+    "targets_explorer", "render_targets", "loop_recipe_explorer", "render_loop_recipe", "loop_runs", "LOOP_BARE",
+    "digits_split", "digits_holdout", "digits_logits", "digits_baseline",
 ]
+
+# Superseded (issue 39): the given four-layer loop of § 7 and the recipe table and explorer over it, found in
+# ``dlcourse.compat.ch08_tricks`` on first use (notebooks already handed out import them from here).
+_COMPAT = ("train_digits_mlp", "recipe_runs", "recipe_table", "RECIPE_TABLE", "render_recipe", "recipe_explorer",
+           "BARE", "FULL", "RECIPE_INITS", "RECIPE_SWITCHES", "RECIPE_PIECES")
+
+
+def __getattr__(name):
+    if name in _COMPAT:
+        from ..compat import ch08_tricks
+        return getattr(ch08_tricks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 SCHEMES = ("lecun", "xavier", "he")
 ACTIVATIONS = ("relu", "tanh", "linear")
@@ -277,6 +284,38 @@ def digits_split(n_train=300, n_val=500, seed=0):
     return digits_holdout(n_train, n_val, seed)[:4]
 
 
+BASELINE_CS = (0.3, 1.0, 3.0, 10.0, 30.0, 100.0)
+
+
+def digits_baseline(n_train=300, n_val=500, seed=0):
+    """The first baseline of the held-out digits: multinomial logistic regression on the 64 pixels, trained on the
+    training part of ``digits_holdout``, its L2 strength ``C`` chosen among ``BASELINE_CS`` by the validation
+    cross-entropy (the validation part is what ``train_digits`` evaluates on too). Returns a dict: ``C`` and the
+    ``accuracy`` and cross-entropy ``ce`` on the test part. Computed once per process (scikit-learn, about a second)."""
+    return dict(_digits_baseline(n_train, n_val, seed))
+
+
+@functools.lru_cache(maxsize=4)
+def _digits_baseline(n_train, n_val, seed):
+    import warnings
+
+    from sklearn.linear_model import LogisticRegression
+
+    X_train, y_train, X_val, y_val, X_test, y_test = _digits_holdout(n_train, n_val, seed)
+    best = None
+    for C in BASELINE_CS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = LogisticRegression(C=C, max_iter=5000).fit(X_train, y_train)
+        val_ce = _plain_ce(model.decision_function(X_val), y_val)
+        if best is None or val_ce < best[0]:
+            best = (val_ce, C, model)
+    _, C, model = best
+    logits = model.decision_function(X_test)
+    return (("C", C), ("accuracy", float(np.mean(logits.argmax(axis=1) == y_test))),
+            ("ce", _plain_ce(logits, y_test)))
+
+
 def digits_logits(params, X, eps=1e-5):
     """Logits (N, 10) of the network of ``train_digits`` for parameters ``[W1, b1, gamma, beta, W2, b2]``:
     ``relu(layernorm(X @ W1.T + b1)) @ W2.T + b2`` (the forward pass only, in NumPy)."""
@@ -286,43 +325,9 @@ def digits_logits(params, X, eps=1e-5):
     return np.maximum(gamma * zhat + beta, 0.0) @ W2.T + b2
 
 
-RECIPE_INITS = ("xavier", "he")
-RECIPE_SWITCHES = ("use_dropout", "batch_norm", "weight_decay", "label_smoothing")
-BARE = {"init": "xavier", "use_dropout": False, "batch_norm": False, "weight_decay": False, "label_smoothing": False}
-FULL = {"init": "he", "use_dropout": True, "batch_norm": True, "weight_decay": True, "label_smoothing": True}
-RECIPE_PIECES = ("init_weights", "dropout", "batchnorm_forward", "batchnorm_backward", "sgd_momentum_step",
-                 "cross_entropy")
-
-
-def _config_key(config):
-    return (config["init"],) + tuple(bool(config[name]) for name in RECIPE_SWITCHES)
-
-
 def _plain_ce(logits, y):
     z = logits - logits.max(axis=1, keepdims=True)
     return float(np.mean(np.log(np.exp(z).sum(axis=1)) - z[np.arange(len(y)), y]))
-
-
-def recipe_runs(pieces, *, epochs=20, inits=RECIPE_INITS, data=None):
-    """Every combination of the switches (len(inits) * 16 runs), keyed by (init, dropout, bn, wd, ls).
-
-    Runs single-threaded (tiny matrices: BLAS threads only cost time). Each value is the history of
-    ``train_digits_mlp`` plus "val_accuracy" and "val_ce" (computed here from the logits)."""
-    import itertools
-
-    X_train, y_train, X_val, y_val = data if data is not None else digits_split()
-    runs = {}
-    with _one_thread():
-        for init in inits:
-            for flags in itertools.product((False, True), repeat=len(RECIPE_SWITCHES)):
-                config = dict(zip(RECIPE_SWITCHES, flags), init=init)
-                history = train_digits_mlp(*(pieces[name] for name in RECIPE_PIECES), X_train, y_train, X_val, y_val,
-                                           epochs=epochs, **config)
-                logits = np.asarray(history["val_logits"], dtype=float)
-                history["val_accuracy"] = float(np.mean(logits.argmax(axis=1) == y_val))
-                history["val_ce"] = _plain_ce(logits, y_val)
-                runs[_config_key(config)] = history
-    return runs
 
 
 @contextlib.contextmanager
@@ -338,29 +343,6 @@ def _one_thread():
     finally:
         if limiter is not None:
             limiter.unregister() if hasattr(limiter, "unregister") else limiter.__exit__(None, None, None)
-
-
-RECIPE_TABLE = {"bare (Xavier)": {}, "+ He": {"init": "he"}, "+ He, batch norm": {"init": "he", "batch_norm": True},
-                "+ He, dropout": {"init": "he", "use_dropout": True},
-                "+ He, weight decay": {"init": "he", "weight_decay": True},
-                "+ He, label smoothing": {"init": "he", "label_smoothing": True}, "all the tricks": FULL}
-
-
-def recipe_table(*, init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
-                 recipes=None, epochs=20, data=None):
-    """``{name: (last training loss, last validation loss, validation accuracy)}`` of ``train_digits_mlp`` with
-    the student's pieces, for each recipe of ``recipes`` (switches over ``BARE``; default ``RECIPE_TABLE``:
-    the bare network, He with one trick at a time, all of them). One BLAS thread."""
-    X_train, y_train, X_val, y_val = data if data is not None else digits_split()
-    pieces = (init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy)
-    rows = {}
-    with _one_thread():
-        for name, switches in (recipes or RECIPE_TABLE).items():
-            history = train_digits_mlp(*pieces, X_train, y_train, X_val, y_val, epochs=epochs, **{**BARE, **switches})
-            logits = np.asarray(history["val_logits"], dtype=float)
-            rows[name] = (float(history["train_loss"][-1]), float(history["val_loss"][-1]),
-                          float(np.mean(logits.argmax(axis=1) == y_val)))
-    return rows
 
 
 def _loss_curves(live: LiveFigure, ax, epochs: int, title: str):
@@ -381,104 +363,6 @@ def _loss_curves(live: LiveFigure, ax, epochs: int, title: str):
     return ep, ones
 
 
-def _recipe_figure(epochs, n_layers) -> LiveFigure:
-    """The recipe explorer's axes: curves (left), per-layer statistics as bars (middle, right)."""
-    live = LiveFigure(Figure(figsize=(9.6, 3.0)))
-    a1, a2, a3 = live.figure.subplots(1, 3, gridspec_kw={"width_ratios": [1.4, 1, 1]})
-    live.figure.subplots_adjust(left=0.07, right=0.985, bottom=0.16, top=0.88, wspace=0.35)  # tight_layout is slow
-    live.a1, live.a2, live.a3 = a1, a2, a3
-    _loss_curves(live, a1, epochs, "cross-entropy")
-    layers = np.arange(1, n_layers + 1)
-    live.bars = {}
-    for ax, stat, title in ((a2, "act_std", "activation std per layer"), (a3, "grad_std", "weight-gradient std")):
-        first = ax.bar(layers - 0.2, np.ones(n_layers), width=0.4, color="tab:gray", label="first step")
-        last = ax.bar(layers + 0.2, np.ones(n_layers), width=0.4, color="tab:green", label="last step")
-        live.bars[stat] = (first, last)
-        live.changes(list(first) + list(last))
-        live.changes(list(ax.spines.values()))  # the frame, over the bars
-        ax.set_xticks(layers)
-        ax.set_xlabel("hidden layer")
-        ax.set_title(title, fontsize=9)
-    a3.set_yscale("log")
-    a3.minorticks_off()
-    live.on_top(a2.legend(fontsize=7, loc="upper left"))  # over the bars
-    return live
-
-
-def _recipe_limits(runs):
-    """Axis limits that hold every run (all are computed beforehand): no switch changes the axes."""
-    curves = np.concatenate([np.ravel(r[k]) for r in runs.values() for k in ("val_loss", "train_loss")])
-    curves = np.maximum(curves[np.isfinite(curves)], 1e-4)
-    limits = {"a1": (curves.min() / 1.5, curves.max() * 1.5)}
-    for stat, axis, log in (("act_std", "a2", False), ("grad_std", "a3", True)):
-        values = np.maximum(np.concatenate([np.ravel(r[stat]) for r in runs.values()]).astype(float), 1e-12)
-        values = values[np.isfinite(values)]
-        limits[axis] = (values.min() / 3, values.max() * 3) if log else (0, values.max() * 1.15)
-    return limits
-
-
-def render_recipe(init, use_dropout, batch_norm, weight_decay, label_smoothing, *, init_weights, dropout,
-                  batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy, epochs=20,
-                  inits=RECIPE_INITS, cache=None):
-    """Train / validation curves of the chosen recipe (the bare one in grey) and per-layer statistics.
-
-    All runs are computed on the first render (cached per set of student functions), so moving a switch
-    only redraws the curves and bars, on axes that hold every run."""
-    pieces = {"init_weights": init_weights, "dropout": dropout, "batchnorm_forward": batchnorm_forward,
-              "batchnorm_backward": batchnorm_backward, "sgd_momentum_step": sgd_momentum_step,
-              "cross_entropy": cross_entropy}
-    key = ("runs", epochs, tuple(inits)) + tuple(pieces[name] for name in RECIPE_PIECES)
-    runs = cached(cache, key, lambda: recipe_runs(pieces, epochs=epochs, inits=inits))
-    config = {"init": init, "use_dropout": use_dropout, "batch_norm": batch_norm, "weight_decay": weight_decay,
-              "label_smoothing": label_smoothing}
-    run, bare = runs[_config_key(config)], runs[_config_key(BARE)]
-    live = kept_figure(cache, lambda: _recipe_figure(len(run["val_loss"]), len(run["act_std"][0])))
-    if live.new_background(key):
-        for axis, limits in _recipe_limits(runs).items():
-            getattr(live, axis).set_ylim(*limits)
-    ep = np.arange(1, len(run["val_loss"]) + 1)
-    for line, ys in ((live.bare_val, bare["val_loss"]), (live.bare_train, bare["train_loss"]),
-                     (live.val, run["val_loss"]), (live.train, run["train_loss"])):
-        line.set_data(ep, np.maximum(ys, 1e-4))
-    for stat in ("act_std", "grad_std"):
-        for which, bars in enumerate(live.bars[stat]):
-            for rect, v in zip(bars, run[stat][which]):
-                rect.set_height(max(float(v), 1e-12))
-    name = init + "".join(f" + {label}" for label, on in (("dropout", use_dropout), ("batch norm", batch_norm),
-                                                         ("weight decay", weight_decay),
-                                                         ("label smoothing", label_smoothing)) if on)
-    text = readout(f"{name}: final validation loss <b>{run['val_ce']:.3f}</b> (bare {bare['val_ce']:.3f}), "
-                   f"validation accuracy {run['val_accuracy']:.1%}, training loss {run['train_loss'][-1]:.3f}; "
-                   f"activation std per layer at the last step "
-                   f"{', '.join(f'{v:.2f}' for v in run['act_std'][1])}",
-                   recipe=name, val_loss=float(run["val_ce"]), bare_val_loss=float(bare["val_ce"]),
-                   accuracy=float(run["val_accuracy"]), train_loss=float(run["train_loss"][-1]),
-                   act_std=[float(v) for v in run["act_std"][1]])
-    return live, text
-
-
-def recipe_explorer(*, init_weights, dropout, batchnorm_forward, batchnorm_backward, sgd_momentum_step, cross_entropy,
-                    epochs=20, inits=RECIPE_INITS):
-    """Switches for each trick over a digits MLP trained with the student's pieces (all runs precomputed).
-
-    Superseded (issue 29) by ``loop_recipe_explorer``, which the student's own ``train_digits`` drives; kept
-    because notebooks already handed out call it."""
-    controls = {
-        "init": widgets.Dropdown(options=list(inits), value=inits[0], description="init"),
-        "use_dropout": widgets.Checkbox(False, description="dropout"),
-        "batch_norm": widgets.Checkbox(False, description="batch norm"),
-        "weight_decay": widgets.Checkbox(False, description="weight decay"),
-        "label_smoothing": widgets.Checkbox(False, description="label smoothing"),
-    }
-    needs = {"init_weights": init_weights, "dropout": dropout, "batchnorm_forward": batchnorm_forward,
-             "batchnorm_backward": batchnorm_backward, "sgd_momentum_step": sgd_momentum_step,
-             "cross_entropy": cross_entropy}
-    return Explorer(functools.partial(render_recipe, epochs=epochs, inits=tuple(inits)),
-                    controls, needs=needs, height="330px", columns=5,
-                    title="The tricks on a digits MLP (4 hidden layers of 64, 300 training images)")
-
-
-# ------------------------------------------------------------- the student's loop, trick by trick
 
 LOOP_INITS = ("he", "orthogonal")
 LOOP_SWITCHES = ("use_layer_norm", "use_weight_norm")
