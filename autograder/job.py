@@ -29,8 +29,8 @@ from .sandbox.client import NotebookClock, Sandbox, SandboxError
 from .sandbox.process import Stop, font_cache, keep_one_ahead, warm_template
 from .sanitize import bounded_cells, sanitize, shape_problem
 from .task import Task
-from .text import scrubbed
-from .verdicts import BUSY, grade_test_cell, limit_message
+from .text import log_text, scrubbed
+from .verdicts import BUSY, defined_names, grade_test_cell, limit_message, stop_phrase
 from .verdicts import prepare as prepare_test_cell
 
 PRELUDE = '''
@@ -132,6 +132,7 @@ class Runner:
         self.box: Sandbox | None = None
         self.cell_errors: dict[str, str] = {}
         self.fatal: set[str] = set()  # cells that killed a sandbox: not replayed
+        self.failed: dict[str, str] = {}  # cell -> what happened to it ("was stopped after 15 s of CPU", "raised X")
         self.isolation = None         # how the sandboxes were made (autograder.sandbox.client.Sandbox.isolation)
         self.leftovers: list[str] = []  # what could not be removed after a sandbox (cgroups, folders)
         self.clock = PhaseClock()
@@ -167,12 +168,14 @@ class Runner:
                         error = box.run_cell(code, name, min(self.limits.setup_seconds, left), limit)
                     if error and name not in self.cell_errors:
                         self.cell_errors[name] = f"{error['type']}: {error['message']}"
+                        self.failed[name] = f"raised {log_text(str(error['type']))[:100]}"
                 self.box = box
                 return box
             except SandboxError as exc:
                 self.fatal.add(current)
                 self.busy = self.busy or exc.busy
                 self.cell_errors[current] = limit_message(exc) + " (skipped when re-running)"
+                self.failed[current] = stop_phrase(exc)
                 self._close(box)
             except BaseException:
                 self._close(box)
@@ -187,6 +190,23 @@ class Runner:
         if self.box is not None:
             self._close(self.box)
             self.box = None
+
+
+def missing_names(cells, failed: dict[str, str]) -> dict[str, str]:
+    """{name: "cell 6 (margin) was stopped after 15 s of CPU"}: each name bound only by notebook cells that were
+    stopped (not replayed) or raised (``Runner.failed``), with the last such cell; a name another cell binds is
+    left out (it is defined)."""
+    if not failed:
+        return {}
+    missing: dict[str, str] = {}
+    bound: set[str] = set()
+    for name, code in cells:
+        names = defined_names(code)
+        if name in failed:
+            missing.update(dict.fromkeys(names, f"{log_text(name)} {failed[name]}"))
+        else:
+            bound |= names
+    return {name: why for name, why in missing.items() if name not in bound}
 
 
 def prepare_worker(chapters=(), warm: tuple = ()) -> None:
@@ -410,7 +430,8 @@ def _graded(task: Task) -> tuple[SubmissionResult, bool]:
                 continue
             waited = box.seconds_waiting
             with runner.clock.phase("checks"):
-                verdict = grade_test_cell(box, gid, cell.source, points, names, seconds, limit)
+                verdict = grade_test_cell(box, gid, cell.source, points, names, seconds, limit,
+                                          missing_names(cells, runner.failed))
             runner.clock.add("checks_in_sandbox", box.seconds_waiting - waited)
             runner.busy = runner.busy or (box.dead is not None and box.dead.busy)
             if verdict.status is not CellStatus.OK:
