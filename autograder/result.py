@@ -199,7 +199,8 @@ class SubmissionResult:
         """What else the student should know: repaired cells, errors while running the notebook, limits,
         written answers still empty."""
         out = list(self.problems)
-        out += [f"running {where} raised {error}" for where, error in self.cell_errors.items()]
+        out += [f"{where} was {error}" if error.startswith("stopped: ") else f"running {where} raised {error}"
+                for where, error in self.cell_errors.items()]  # stopped by a limit, or raised
         if self.restarts:
             out.append(f"your code had to be restarted {self.restarts} time(s) (a crash or a time limit)")
         if self.status != Outcome.GRADED:

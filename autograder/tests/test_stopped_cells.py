@@ -83,9 +83,11 @@ def test_a_solution_cell_stopped_by_its_limit_is_named_by_the_checks_that_need_i
     line = f"{cell_label(nb, 'margin')} was stopped after 2 s of CPU; this check needs `margin` from it"
     assert messages(result, "test_margin") and set(messages(result, "test_margin")) == {line}, result.cells
     assert_said_everywhere(line, table, under, page)
-    # the stop itself (a note): how to raise the limit, for a self-check and for a class
-    note = " ".join(result.cell_errors[cell_label(nb, "margin")].split())
+    # the stop itself, a note of the table: how to raise the limit, for a self-check and for a class
+    note = next(n for n in result.notes() if n.startswith(cell_label(nb, "margin")))
+    assert note.startswith(f"{cell_label(nb, 'margin')} was stopped: the cell used its 2 s of CPU time"), note
     assert 'make check LIMITS="setup_seconds=4"' in note and 'make grade LIMITS="setup_seconds=4"' in note, note
+    assert note in " ".join(table.split())
 
 
 def test_a_solution_cell_that_raised_before_its_def_is_named(tmp_path, monkeypatch):
