@@ -22,6 +22,7 @@ import nbformat
 from IPython.core.inputtransformer2 import TransformerManager
 from nbformat.v4.rwbase import rejoin_lines
 
+from . import provenance
 from .course import Chapter, grade_id, graded_names, read, release_path, role, source_path
 from .result import PLACEHOLDER, TIMINGS, CellStatus, CellVerdict, ManualAnswer, Outcome, SubmissionResult
 from .sandbox import isolation, template
@@ -403,6 +404,8 @@ def _graded(task: Task) -> tuple[SubmissionResult, bool]:
     problems += notes
 
     names = graded_names(chapter.source)
+    refused = {r.name: r for r in provenance.refusals(notebook, task.assignment, names)}  # read here, not run
+    problems += provenance.problem_lines(list(refused.values()))
     cells = sandbox_cells(notebook)
     runner = Runner(cells, limits, _preload(cells + _drivers(chapter)), NotebookClock(limits, started),
                     unsafe=task.unsafe, warm=task.warm)
@@ -411,6 +414,10 @@ def _graded(task: Task) -> tuple[SubmissionResult, bool]:
     try:
         for cell in chapter.cells("tests"):
             gid, points = grade_id(cell), float(cell.metadata["nbgrader"].get("points", 0))
+            reached = provenance.refers_to(cell.source, refused)
+            if reached:  # a graded name its code refuses: the cell earns nothing, whatever its checks would say
+                verdicts.append(CellVerdict(gid, points, 0.0, [], refused[sorted(reached, key=names.index)[0]].message))
+                continue
             box = runner.ready()
             if box is None:
                 verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the grading machine was too busy"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.course import HIDDEN_BEGIN, HIDDEN_END, ROOT, chapters, read, source_path
+from autograder.course import HIDDEN_BEGIN, HIDDEN_END, ROOT, chapters, grade_id, read, role, source_path
 from autograder.submissions import reference, untouched, write_class
-from autograder.tests import boundary_attacks, cases
+from autograder.tests import boundary_attacks, cases, shortcuts
 
 pytestmark = [pytest.mark.xdist_group("grading"), pytest.mark.slow]
 # CPU seconds (the longest honest cells, ch05's and ch11's, use 10-25 s alone); a sleeping notebook meets the
@@ -71,6 +71,9 @@ def graded(tmp_path_factory) -> Graded:
     for name, (chapter, _, nb) in boundary_attacks.cheats().items():
         notebooks[(f"cheat-{name}", chapter)] = nb
     from autograder.submissions import filled
+    for chapter, entries in shortcuts.load().items():  # a route to points without building it (issue 39)
+        for name, entry in entries.items():
+            notebooks[(f"shortcut-{name}", chapter)] = filled(chapter, entry["replace"], append=entry.get("append"))
     for i, (chapter, replace, mistakes) in enumerate(cases.mutant_groups()):
         student = f"mistakes-{i:02d}"
         notebooks[(student, chapter)] = filled(chapter, replace)
@@ -255,6 +258,23 @@ def test_the_machine_is_bounded_and_given_back(graded):
         (graded.out / "feedback" / "attack-read_the_driver" / chapter / f"{chapter}.html").read_text()
     import html as h
     assert hidden and not [line for line in hidden if line in h.unescape(kept) or json.dumps(line)[1:-1] in kept]
+
+
+def test_shortcuts_earn_nothing(graded):
+    """Issue 39: each registered shortcut (autograder/tests/shortcuts/) earns nothing in every test cell that refers to
+    a function it replaced, and changes nothing elsewhere."""
+    from autograder.provenance import refers_to
+    for chapter, entries in shortcuts.load().items():
+        tests = {grade_id(c): c.source for c in read(source_path(chapter)).cells if role(c) == "tests"}
+        ref = graded.auto_cells("reference", chapter)
+        for name, entry in entries.items():
+            mine = graded.auto_cells(f"shortcut-{name}", chapter)
+            assert mine.keys() == ref.keys(), name
+            for cell, (score, points) in mine.items():
+                if refers_to(tests[cell], shortcuts.replaced(entry)):
+                    assert score == 0, f"{name}: {cell} earns {score} of {points}"
+                else:
+                    assert (score, points) == ref[cell], f"{name}: {cell} {score} against the reference's {ref[cell]}"
 
 
 def test_honest_variations_earn_what_the_reference_earns(graded):

@@ -1,0 +1,196 @@
+"""The grader reads each graded answer's source (``autograder.provenance``): honest NumPy passes, and every way a
+submission can reach torch, the course's package or the interpreter's ways out is refused, naming the function and
+the first offending reference. AST only: no sandbox, no grading."""
+from __future__ import annotations
+
+import copy
+import re
+
+import nbformat
+import pytest
+
+from autograder import provenance
+from autograder.course import ROOT, Chapter, chapters, grade_id, graded_names, role, strip_solution_markers
+from autograder.tests import cases
+
+CH = "ch08_tricks"
+NAME = "layernorm_backward"
+HONEST = '''import numpy as np
+
+def layernorm_backward(dy, x, gamma, eps=1e-5):
+    x = np.asarray(x, dtype=float)
+    s = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    xhat = (x - x.mean(axis=-1, keepdims=True)) / s
+    g = dy * gamma
+    dx = (g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s
+    lead = tuple(range(x.ndim - 1))
+    return dx, (dy * xhat).sum(axis=lead), dy.sum(axis=lead)
+'''
+
+
+def _notebook(chapter: str, replace: dict | None = None, append=()) -> nbformat.NotebookNode:
+    """The chapter's source with its reference answers (``replace`` overriding some) and scratch cells appended,
+    as ``sanitize`` hands it to the grader (tests and prose are not read)."""
+    nb = copy.deepcopy(Chapter.load(chapter).source)
+    for cell in nb.cells:
+        if role(cell) == "solution":
+            cell.source = (replace or {}).get(grade_id(cell), strip_solution_markers(cell.source))
+    for code in append:
+        cell = nbformat.v4.new_code_cell(code)
+        cell.metadata["tags"] = ["scratch"]
+        nb.cells.append(cell)
+    return nb
+
+
+def _refused(chapter: str, nb) -> dict[str, provenance.Refusal]:
+    return {r.name: r for r in provenance.refusals(nb, chapter, graded_names(Chapter.load(chapter).source))}
+
+
+def _body(lines: str, head: str = "") -> str:
+    """A layernorm_backward whose body starts with ``lines`` (indented), then does the honest work."""
+    honest = HONEST.split("def layernorm_backward(dy, x, gamma, eps=1e-5):\n")[1]
+    return (f"import numpy as np\n{head}\ndef layernorm_backward(dy, x, gamma, eps=1e-5):\n"
+            + "".join(f"    {line}\n" for line in lines.splitlines()) + honest)
+
+
+@pytest.mark.parametrize("chapter", chapters())
+def test_every_reference_is_numpy(chapter):
+    assert _refused(chapter, _notebook(chapter)) == {}
+
+
+def test_honest_variations_pass():
+    """The proof suite's honest variations (noisy wrappers through globals(), seeds, scratch work with
+    matplotlib) and a few honest habits: np.random.default_rng, builtins, functools, sys.stderr."""
+    for name, (chapter, nb) in cases.honest().items():
+        assert _refused(chapter, nb) == {}, name
+    habits = _body("import functools, itertools, collections, math, sys\n"
+                   "rng = np.random.default_rng(0)\n"
+                   "print(len(x), sum(range(3)), max(1, 2), isinstance(x, np.ndarray), file=sys.stderr)\n"
+                   "cache = functools.lru_cache(maxsize=None)(lambda n: math.factorial(n))\n"
+                   "counts = collections.Counter(itertools.chain([1], [2]))\n"
+                   "kind = type(x).__name__\n"
+                   "name = getattr(x, 'shape')",
+                   head="from dataclasses import dataclass\n@dataclass\nclass Box:\n    value: float = 0.0\n")
+    helper = "def _center(x):\n    return x - np.mean(x, axis=-1, keepdims=True)\n"
+    experiments = ["import torch\nprint(torch.ones(2))\n",
+                   "help(np.mean)\nwith open('notes.txt', 'w') as f:\n    f.write('x')\n"]
+    assert _refused(CH, _notebook(CH, {NAME: habits}, [helper, *experiments])) == {}
+
+
+# (what the answer cell holds, scratch cells, the reference named, the line it is on, in its cell or not)
+EVASIONS = {
+    "import in the function": (_body("import torch"), [], "`torch`", 4),
+    "string-built import": (_body("t = __import__('to' + 'rch')"), [], "`__import__`", 4),
+    "importlib": (_body("import importlib\nt = importlib.import_module('torch')"), [], "`importlib`", 4),
+    "the course's package": (_body("from dlcourse.testing import check"), [], "`dlcourse.testing`", 4),
+    "compat": (_body("import dlcourse.compat.ch08_tricks as c"), [], "`dlcourse.compat.ch08_tricks`", 4),
+    "helper in another cell": (_body("dx = _grad(x)"), ["import torch\ndef _grad(x):\n    return torch.ones(3)\n"],
+                               "`torch`", 3),
+    "decorator": ("import numpy as np\nfrom functools import wraps\nimport torch\n@torch.no_grad()\n"
+                  + HONEST.split("import numpy as np\n\n")[1], [], "`torch`", 4),
+    "default argument": ("import numpy as np\nimport torch\ndef layernorm_backward(dy, x, gamma, eps=1e-5, t=torch):"
+                         "\n    return t.ones(3)\n", [], "`torch`", 3),
+    "class attribute": (_body("return _Tools.grad(x)"), ["import torch\nclass _Tools:\n    T = torch\n"], "`torch`", 3),
+    "lambda": (_body("return _g(x)"), ["_g = lambda a: __import__('torch').ones(3)\n"], "`__import__`", 1),
+    "walrus": (_body("return _t.ones(3)"), ["import torch\nprint((_t := torch))\n"], "`torch`", 2),
+    "getattr with a built name": (_body("f = getattr(np, 'lo' + 'ad')"), [], "`getattr` with a computed name", 4),
+    "numpy's way to sys": (_body("m = np.lib.utils.sys.modules['torch']"), [], "`.modules`", 4),
+    "subclasses": (_body("c = ().__class__.__base__.__subclasses__()"), [], "`.__subclasses__`", 4),
+    "function globals": (_body("g = np.mean.__globals__"), [], "`.__globals__`", 4),
+    "alias of torch as np": (HONEST, ["import torch as np\n"], "`np` (torch)", 4),
+    "global set by a function": (_body("return _t.ones(3)"),
+                                 ["def _setup():\n    global _t\n    import torch as _t\n_setup()\n"], "`torch`", 3),
+    "globals() in the function": (_body("t = globals()['torch']"), [], "`globals()`", 4),
+    "vars of a module": (_body("f = vars(np)['mean']"), [], "`vars`", 4),
+    "sys.modules": (_body("import sys\nt = sys.modules['torch']"), [], "`.modules`", 5),
+    "frame walk": (_body("import sys\nf = sys._getframe(1).f_globals"), [], "`.f_globals`", 5),
+    "pickle through numpy": (_body("t = np.load('x.npy', allow_pickle=True)"), [], "`.load`", 4),
+    "the builtins module": (_body("import builtins"), [], "`builtins`", 4),
+    "a star import": (_body("t = load('x.npy', allow_pickle=True)"), ["from numpy import *\n"], "`load` (numpy)", 4),
+    "a patch in the function": (_body("np.mean = lambda *a, **k: 0"), [], "a patch of `np.mean`", 4),
+}
+
+
+@pytest.mark.parametrize("evasion", sorted(EVASIONS))
+def test_evasions_are_refused(evasion):
+    answer, scratch, what, line = EVASIONS[evasion]
+    refused = _refused(CH, _notebook(CH, {NAME: answer}, scratch))
+    assert NAME in refused, f"{evasion}: not seen"
+    finding = refused[NAME].finding
+    assert finding.what == what and finding.line == line, (evasion, refused[NAME].message)
+    message = refused[NAME].message
+    verb = "holds" if what.startswith("a patch") else "refers to"
+    assert message.startswith(f"`{NAME}` must be written in NumPy: it {verb} {what} (line {line} of ")
+    assert ("of its cell" in message) == (finding.cell.grade_id == NAME), message
+    assert finding.cell.kind == ("answer" if finding.cell.grade_id == NAME else "scratch")
+    if evasion != "alias of torch as np":  # (every answer using np reaches torch then)
+        assert set(refused) == {NAME}, "only what reaches it is refused"
+
+
+TAMPERING = {
+    "a patch of numpy": "import numpy as np\nnp.allclose = lambda *a, **k: True\n",
+    "a patch through setattr": "import numpy\nsetattr(numpy, 'allclose', lambda *a, **k: True)\n",
+    "forged observations": ("import sys\n_p = sys.modules['autograder.sandbox.protocol']\n_real = _p.reply\n"
+                            "def _forged(ok, **fields):\n    fields.pop('observations', None)\n"
+                            "    return _real(ok, **fields)\n_p.reply = _forged\n"),
+    "the watch patched by a function": ("import dlcourse.testing as t\ndef _quiet():\n"
+                                        "    t.Watch.observations = lambda self: {}\n_quiet()\n"),
+    "exec": "exec('import torch')\n",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(TAMPERING))
+def test_top_level_tampering_refuses_every_answer(attack):
+    refused = _refused(CH, _notebook(CH, append=[TAMPERING[attack]]))
+    assert set(refused) == set(graded_names(Chapter.load(CH).source)), attack
+    assert all(r.tampering for r in refused.values())
+    (line,) = provenance.problem_lines(list(refused.values()))
+    assert line.startswith("no answer is graded: the notebook's own code ") and "(scratch)" in line
+
+
+def test_torch_answers_are_those_of_the_contract():
+    """TORCH_ANSWERS is the syllabus's "(torch)" entries, each a graded name of its chapter; a NumPy answer that
+    reaches one is still read."""
+    syllabus = (ROOT.parent / "shared" / "SYLLABUS.md")
+    text = syllabus.read_text() if syllabus.exists() else None
+    if text is not None:
+        declared = set(re.findall(r"\| `(\w+)\([^`]*\)` \(torch\)", text))
+        assert declared == {n for names in provenance.TORCH_ANSWERS.values() for n in names}
+    marked = {}  # the notebooks say it too: "**Exercise 12.1 (torch).** Write `build_digits_cnn()`"
+    for chapter in chapters():
+        text = "\n".join(c.source for c in Chapter.load(chapter).source.cells if c.cell_type == "markdown")
+        names = set(re.findall(r"\*\*Exercise [\d.]+ \(torch\)\.\*\*[^`]*`(\w+)", text))
+        if names:
+            marked[chapter] = names
+    assert marked == {chapter: set(names) for chapter, names in provenance.TORCH_ANSWERS.items()}
+    for chapter, names in provenance.TORCH_ANSWERS.items():
+        assert names <= set(graded_names(Chapter.load(chapter).source)), chapter
+    cnn = Chapter.load("ch04_cnn")
+    assert _refused("ch04_cnn", _notebook("ch04_cnn")) == {}
+    sneaky = {"build_digits_cnn": "import torch\ndef build_digits_cnn(*args):\n    return torch.nn.Linear(64, 10)\n",
+              "conv2d_backward": "def conv2d_backward(X, W, dY):\n    return build_digits_cnn(X, W, dY)\n"}
+    refused = _refused("ch04_cnn", _notebook("ch04_cnn", sneaky))
+    assert set(refused) == {"conv2d_backward"} and "`build_digits_cnn`" in refused["conv2d_backward"].message
+    forging = {"build_digits_cnn": "import sys, torch\ndef build_digits_cnn():\n"
+                                   "    sys.modules['autograder.sandbox.protocol'].reply = print\n"}
+    refused = _refused("ch04_cnn", _notebook("ch04_cnn", forging))
+    assert set(refused) == {"build_digits_cnn"} and refused["build_digits_cnn"].message.startswith(
+        "`build_digits_cnn` may use torch, not the interpreter's ways out: it holds a patch of `sys.modules[")
+    assert cnn is not None
+
+
+def test_given_helpers_may_be_imported_again():
+    """ch07's train_gin imports the helper its given cell imports; another name of that module is refused."""
+    assert _refused("ch07_gnn", _notebook("ch07_gnn")) == {}
+    other = "from dlcourse.widgets.ch07_gnn import ring_split as _r\n" + strip_solution_markers(
+        next(c.source for c in Chapter.load("ch07_gnn").cells("solution") if grade_id(c) == "train_gin"))
+    assert _refused("ch07_gnn", _notebook("ch07_gnn", {"train_gin": other})) == {}
+    other = other.replace("from dlcourse.widgets.ch07_gnn import batch_graphs",
+                          "from dlcourse.widgets.ch07_gnn import batch_graphs, something_else")
+    assert "`dlcourse.widgets.ch07_gnn`" in _refused("ch07_gnn", _notebook("ch07_gnn", {"train_gin": other}))[
+        "train_gin"].message
+
+
+def test_a_test_cell_refers_to_the_names_it_loads():
+    assert provenance.refers_to("x = layernorm_backward(1)\n# batchnorm_backward\n", {"layernorm_backward",
+                                "batchnorm_backward"}) == {"layernorm_backward"}
