@@ -230,7 +230,10 @@ def broken() -> dict[str, tuple[str, object]]:
     chs = chapters()
     a, b = chs[0], chs[1 % len(chs)]
     last_a, last_b = graded_names(read(source_path(a)))[-1], graded_names(read(source_path(b)))[-1]
-    crash_in_function = filled(a, {last_a: f"import os\ndef {last_a}(*a, **k):\n    os._exit(3)\n"})
+    # the process dies in the student's NumPy (a read far outside an array: SIGSEGV); os._exit would be refused
+    # before it ran (autograder.provenance)
+    crash_in_function = filled(a, {last_a: f"import numpy as np\ndef {last_a}(*a, **k):\n    return np.lib."
+                                           "stride_tricks.as_strided(np.zeros(1), (10 ** 9,), (10 ** 7,)).sum()\n"})
     hang_in_function = filled(b, {last_b: f"def {last_b}(*a, **k):\n    while True:\n        pass\n"})
     return {
         "invalid_json": (a, '{"cells": [ this is not json'),
