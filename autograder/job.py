@@ -414,10 +414,6 @@ def _graded(task: Task) -> tuple[SubmissionResult, bool]:
     try:
         for cell in chapter.cells("tests"):
             gid, points = grade_id(cell), float(cell.metadata["nbgrader"].get("points", 0))
-            reached = provenance.refers_to(cell.source, refused)
-            if reached:  # a graded name its code refuses: the cell earns nothing, whatever its checks would say
-                verdicts.append(CellVerdict(gid, points, 0.0, [], refused[sorted(reached, key=names.index)[0]].message))
-                continue
             box = runner.ready()
             if box is None:
                 verdicts.append(CellVerdict(gid, points, 0.0, [], "not run: the grading machine was too busy"
@@ -440,6 +436,11 @@ def _graded(task: Task) -> tuple[SubmissionResult, bool]:
                 verdict = grade_test_cell(box, gid, cell.source, points, names, seconds, limit,
                                           missing_names(cells, runner.failed))
             runner.clock.add("checks_in_sandbox", box.seconds_waiting - waited)
+            reached = provenance.refers_to(cell.source, refused)
+            if reached:  # a graded name its code refuses: the cell earns nothing, whatever its checks said (it still
+                # runs: what its run did to the sandbox, a stop, is reported as for any cell)
+                why = refused[sorted(reached, key=names.index)[0]].message
+                verdict = CellVerdict(gid, points, 0.0, [], why, verdict.status, verdict.seconds)
             runner.busy = runner.busy or (box.dead is not None and box.dead.busy)
             if verdict.status is not CellStatus.OK:
                 status = Outcome.LIMIT
