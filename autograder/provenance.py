@@ -48,9 +48,14 @@ SAFE_BUILTINS = frozenset({
     "False", "__name__", "get_ipython", "display"}) | frozenset(
     name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException))
 NAMED_ATTRIBUTE = frozenset({"getattr", "setattr", "delattr"})  # allowed only called with a literal name
-SAFE_DUNDERS = frozenset({"__init__", "__name__", "__qualname__", "__doc__", "__class__", "__len__", "__call__",
-                          "__array__", "__eq__", "__hash__", "__repr__", "__str__", "__iter__", "__next__",
-                          "__getitem__", "__setitem__", "__contains__", "__enter__", "__exit__", "__wrapped__"})
+SAFE_DUNDERS = frozenset({"__init__", "__new__", "__name__", "__qualname__", "__doc__", "__module__", "__class__",
+                          "__len__", "__call__", "__array__", "__array_priority__", "__eq__", "__ne__", "__lt__",
+                          "__le__", "__gt__", "__ge__", "__hash__", "__repr__", "__str__", "__format__", "__bool__",
+                          "__float__", "__int__", "__index__", "__iter__", "__next__", "__getitem__", "__setitem__",
+                          "__contains__", "__enter__", "__exit__", "__wrapped__", "__annotations__"}) | frozenset(
+    f"__{prefix}{op}__" for op in ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "pow", "and", "or",
+                                   "xor", "lshift", "rshift", "divmod") for prefix in ("", "r", "i")) | frozenset(
+    {"__neg__", "__pos__", "__abs__", "__invert__", "__round__"})  # what honest classes define and reuse
 ESCAPE_ATTRIBUTES = frozenset({  # the interpreter's ways to any module or namespace
     "modules", "meta_path", "path_hooks", "path_importer_cache", "import_module", "reload", "find_spec",
     "_getframe", "currentframe", "f_globals", "f_locals", "f_builtins", "f_back", "f_code", "gi_frame", "gi_code",

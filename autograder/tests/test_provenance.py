@@ -77,6 +77,12 @@ def test_honest_variations_pass():
     assert _refused(CH, _notebook(CH, {NAME: habits}, [helper, *experiments])) == {}
 
 
+def test_honest_classes_reuse_their_operators():
+    """ch03: a scratch cell that adds a reflected operator to the student's Value and pokes at an instance."""
+    scratch = "Value.__radd__ = Value.__add__\nv = Value(2.0)\nv.grad = 1.0\nprint(v.__class__.__name__, -v)\n"
+    assert _refused("ch03_backprop", _notebook("ch03_backprop", append=[scratch])) == {}
+
+
 # (what the answer cell holds, scratch cells, the reference named, the line it is on, in its cell or not)
 EVASIONS = {
     "import in the function": (_body("import torch"), [], "`torch`", 4),
@@ -107,6 +113,16 @@ EVASIONS = {
     "pickle through numpy": (_body("t = np.load('x.npy', allow_pickle=True)"), [], "`.load`", 4),
     "the builtins module": (_body("import builtins"), [], "`builtins`", 4),
     "a star import": (_body("t = load('x.npy', allow_pickle=True)"), ["from numpy import *\n"], "`load` (numpy)", 4),
+    "a builtin's module": (_body("b = print.__self__"), [], "`.__self__`", 4),
+    "object.__getattribute__": (_body("f = object.__getattribute__(np, 'load')"), [], "`.__getattribute__`", 4),
+    "getattr passed as a value": (_body("import functools\nf = functools.reduce(getattr, ['lib'], np)"), [],
+                                  "`getattr` with a computed name", 5),
+    "annotations evaluated by typing": (_body("import typing\nh = typing.get_type_hints(_f)"), [],
+                                        "`.get_type_hints`", 5),
+    "a traceback's frames": (_body("try:\n    1 / 0\nexcept Exception as e:\n    t = e.__traceback__"), [],
+                             "`.__traceback__`", 7),
+    "a metaclass": (_body("return _Shell()"), ["import torch\nclass _Meta(type):\n    T = torch\n"
+                                               "class _Shell(metaclass=_Meta):\n    pass\n"], "`torch`", 3),
     "a patch in the function": (_body("np.mean = lambda *a, **k: 0"), [], "a patch of `np.mean`", 4),
 }
 
