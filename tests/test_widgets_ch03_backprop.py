@@ -95,3 +95,49 @@ def test_live_pictures_are_current_after_every_move(ref):
     graph = build(ch03.backprop_graph_explorer, ref)
     assert_live_through_every_control(graph, max_full_draws=1)  # the graph's shape never changes
     assert_live_through_every_control(build(ch03.mode_cost_explorer, ref))
+
+
+def test_train_traced_follows_the_backward_into_the_step(ref):
+    """grad_gaps is exactly 0 when each sgd_step gets what backward() left; not when the gradients are changed
+    in between or when no backward() ran; the student's Value gets its own backward back after the run."""
+    from dlcourse.drivers.ch03_backprop import train_traced
+    rng = np.random.default_rng(0)
+    X, y = rng.standard_normal((6, 2)), np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0])
+    settings = dict(sizes=(3, 1), epochs=2, batch_size=3)
+    run = train_traced(ref.train_mlp, ref.MLP, ref.zero_grad, ref.sgd_step, X, y, X, y, **settings)
+    assert np.array_equal(run["grad_gaps"], np.zeros(4)) and run["calls"].count("sgd_step") == 4
+    assert ref.Value.backward is ref.Value.__dict__["backward"] and "traced" not in repr(ref.Value.backward)
+
+    def nudged_step(params, lr):
+        for p in params:
+            p.grad += 1e-12
+        ref.sgd_step(params, lr)
+    run = train_traced(ref.train_mlp, ref.MLP, ref.zero_grad, nudged_step, X, y, X, y, **settings)
+    assert np.all(run["grad_gaps"] > 0) and np.all(np.isfinite(run["grad_gaps"]))
+
+    def no_backward_loop(MLP, zero_grad, sgd_step, X_train, y_train, X_val, y_val, **kwargs):
+        params = MLP(2, [3, 1], np.random.default_rng(0)).parameters()
+        for _ in range(3):
+            zero_grad(params)
+            sgd_step(params, 0.1)
+        return {"params": [p.data for p in params], "losses": [0.0] * 3, "val_accuracy": [0.5]}
+    run = train_traced(no_backward_loop, ref.MLP, ref.zero_grad, ref.sgd_step, X, y, X, y)
+    assert np.all(np.isinf(run["grad_gaps"])) and len(run["grad_gaps"]) == 3
+
+
+def test_the_baseline_and_the_chapters_numbers_agree(ref):
+    """The prose of section 5 states the majority label's, the logistic regression's and the reference's test
+    accuracies on the moons; the check's margin holds for the reference."""
+    import nbformat
+    from autograder.course import SOLUTIONS
+    X_train, y_train, X_val, y_val, X_test, y_test = ch03.moons_split()
+    logistic = ch03.moons_logistic_baseline()["accuracy"]
+    majority = max(np.mean(y_test == 1), np.mean(y_test == -1))
+    run = ref.train_mlp(ref.MLP, ref.zero_grad, ref.sgd_step, X_train, y_train, X_val, y_val)
+    accuracy = float(np.mean(np.sign(ch03.mlp_numpy(run["params"], 2, [8, 8, 1], X_test)[:, 0]) == y_test))
+    notebook = nbformat.read(str(SOLUTIONS / "ch03_backprop" / "ch03_backprop.ipynb"), as_version=4)
+    cell = next(c.source for c in notebook.cells
+                if c.cell_type == "markdown" and "Integration check: your engine" in c.source)
+    for stated in (f"({majority:.0%})", f"({logistic:.0%})", f"gets {accuracy:.0%}"):
+        assert stated.replace("%", " %") in cell, f"the integration check's prose should state {stated}"
+    assert accuracy >= max(logistic + 0.04, majority + 0.3)

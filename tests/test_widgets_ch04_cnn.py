@@ -152,11 +152,6 @@ def test_drivers_return_plain_data(ref):
     assert set(result) == {"weights", "kernel", "losses"} and isinstance(result["kernel"], np.ndarray)
     assert np.abs(result["kernel"] - ch04.KERNELS["vertical edge"]).max() < 1e-6
     y = rng.integers(0, 10, 6)
-    weights = ch04.train_numpy_cnn(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
-                                   rng.random((6, 1, 8, 8)), y, epochs=1)["weights"]
-    got = ch04.numpy_cnn_gradients(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
-                                   weights, rng.random((6, 1, 8, 8)), y)
-    assert isinstance(got["loss"], float) and all(isinstance(v, np.ndarray) for v in got["grads"].values())
     X_val, y_val = rng.random((3, 1, 8, 8)), rng.integers(0, 10, 3)
     run = ch04.train_traced(ref.train_cnn, ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward,
                             rng.random((5, 1, 8, 8)), y[:5], X_val, y_val, epochs=2, batch_size=2)
@@ -166,6 +161,62 @@ def test_drivers_return_plain_data(ref):
     assert all(run[k].dtype == np.float64 for k in ("losses", "val_loss", "val_accuracy"))
     logits = ch04.numpy_cnn_logits(ch04.cnn_weights(run["params"]), X_val)
     assert run["val_accuracy"][-1] == np.mean(logits.argmax(axis=1) == y_val)
+    assert run["update_gaps"].shape == (12,) and np.all(run["update_gaps"] == 0)
+
+
+def _inline_loop(update):
+    """The reference's loop (its solution cell) with the update written as ``update(p, g, lr)``."""
+    import nbformat
+    from autograder.course import SOLUTIONS
+    notebook = nbformat.read(str(SOLUTIONS / "ch04_cnn" / "ch04_cnn.ipynb"), as_version=4)
+    source = next(c.source for c in notebook.cells
+                  if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "train_cnn")
+    assert source.count("params = [p - lr * np.asarray(g, dtype=float) for p, g in zip(params, grads)]") == 1
+    source = source.replace("params = [p - lr * np.asarray(g, dtype=float) for p, g in zip(params, grads)]",
+                            "params = [UPDATE(p, g, lr) for p, g in zip(params, grads)]")
+    namespace = {"np": np, "UPDATE": update}
+    exec(source, namespace)
+    return namespace["train_cnn"]
+
+
+def test_train_traced_follows_the_backward_outputs_into_the_update(ref):
+    """Exactly 0 for ``p - lr * grad`` written any usual way; not 0 for a gradient that is not the one returned
+    (changed by 1e-16, scaled, from the step before) nor when a backward pass is followed by no update."""
+    rng = np.random.default_rng(1)
+    data = (rng.random((7, 1, 8, 8)), rng.integers(0, 10, 7), rng.random((3, 1, 8, 8)), rng.integers(0, 10, 3))
+    pieces = (ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward)
+
+    def gaps(update, **settings):
+        return ch04.train_traced(_inline_loop(update), *pieces, *data, epochs=2, batch_size=3, **settings)["update_gaps"]
+
+    for update in (lambda p, g, lr: p - lr * g, lambda p, g, lr: p + (-lr) * np.asarray(g),
+                   lambda p, g, lr: np.subtract(p, g * lr)):
+        assert np.array_equal(gaps(update), np.zeros(12)) and np.array_equal(gaps(update, lr=0.05), np.zeros(12))
+    assert np.all(gaps(lambda p, g, lr: p - lr * (g + 1e-16 * np.abs(g).max())) > 0)
+    assert np.all(gaps(lambda p, g, lr: p - 0.5 * lr * g) > 0)
+    assert np.all(gaps(lambda p, g, lr: p) > 0)
+
+
+def test_the_baseline_and_the_chapters_numbers_agree(ref):
+    """The prose of section 11 states the logistic regression's and the reference CNN's test numbers."""
+    import nbformat
+    from autograder.course import SOLUTIONS
+    baseline = ch04.digits_logistic_baseline()
+    assert baseline["n_params"] == 650 and 0.9 < baseline["accuracy"] < 1 and 0 < baseline["cross_entropy"] < 0.5
+    X_train, y_train, X_val, y_val, X_test, y_test = ch04.digits_holdout()
+    run = ref.train_cnn(ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward, X_train, y_train,
+                        X_val, y_val)
+    logits = ch04.numpy_cnn_logits(ch04.cnn_weights(run["params"]), X_test)
+    z = logits - logits.max(axis=1, keepdims=True)
+    ce = float(np.mean(np.log(np.exp(z).sum(axis=1)) - z[np.arange(len(y_test)), y_test]))
+    accuracy = float(np.mean(logits.argmax(axis=1) == y_test))
+    notebook = nbformat.read(str(SOLUTIONS / "ch04_cnn" / "ch04_cnn.ipynb"), as_version=4)
+    prose = " ".join(c.source for c in notebook.cells if c.cell_type == "markdown")
+    for stated in (f"**{baseline['accuracy']:.1%}**".replace("%", " %"), f"**{baseline['cross_entropy']:.3f}**",
+                   f"**{accuracy:.1%}**".replace("%", " %"), f"**{ce:.3f}**"):
+        assert stated in prose, f"the chapter should state {stated} (its own run)"
+    # the check's margins hold for the reference with room: the CNN wins on cross-entropy, ties on accuracy
+    assert ce <= baseline["cross_entropy"] - 0.03 and accuracy >= baseline["accuracy"] - 0.01
 
 
 def test_digits_holdout_splits_the_recipes_training_digits_and_keeps_the_test_digits():

@@ -9,6 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
+# Superseded (issue 39): complete answers that earlier releases imported from here, now in dlcourse.compat
+_MOVED = ("train_numpy_cnn", "numpy_cnn_gradients", "numpy_cnn_backprop")
+
+
+def __getattr__(name):
+    """The superseded helpers, for notebooks already handed out: imported from ``dlcourse.compat`` on first use."""
+    if name in _MOVED:
+        from importlib import import_module
+        return getattr(import_module("dlcourse.compat.ch04_cnn"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 def recover_kernel(conv2d, conv2d_backward, X, Y, steps=60, lr=0.2, shape=(1, 1, 3, 3)):
     """Gradient descent on a kernel W of ``shape``, from zeros, for the loss mean((conv2d(X, W) - Y) ** 2),
@@ -30,14 +41,66 @@ CNN_WEIGHTS = ("W1", "b1", "W2", "b2", "W3", "b3")
 def train_traced(train_cnn, conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X_train, y_train, X_val,
                  y_val, **settings):
     """The student's ``train_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X_train, y_train,
-    X_val, y_val, **settings)``, with each piece wrapped to count its calls (then calling the given one).
+    X_val, y_val, **settings)``, with each piece wrapped to count its calls (then calling the given one) and the
+    gradients of the convolutions followed into the update.
 
     Returns plain data: what ``train_cnn`` returned (``params`` as a list of float arrays; ``losses``,
     ``val_loss``, ``val_accuracy`` as float arrays; ``None`` for a missing key), its type, the number of
-    calls of each piece (``calls``) and whether the training and validation arrays came back unchanged."""
+    calls of each piece (``calls``), whether the training and validation arrays came back unchanged, and
+    ``update_gaps``: one number per update of a convolution, the largest of ``|W_new - (W - lr dW)|`` and
+    ``|b_new - (b - lr db)|``, where ``dW, db`` are what ``conv2d_backward`` returned for weights ``W`` (the
+    bias ``b`` is the one of that layer's last forward call), ``lr`` the run's learning rate and ``W_new,
+    b_new`` the weights of the layer's next ``conv2d`` call (or, after the last step, the returned parameters
+    of that shape). It is exactly 0 when the update is ``p - lr * grad`` with the arrays ``conv2d_backward``
+    returned; ``inf`` for a backward pass that no update followed."""
+    import inspect
+
     import numpy as np
 
     calls = {"conv2d": 0, "conv2d_backward": 0, "max_pool2d": 0, "max_pool2d_backward": 0}
+    lr = settings.get("lr")
+    if lr is None:
+        default = inspect.signature(train_cnn).parameters.get("lr")
+        lr = default.default if default is not None else float("nan")
+    lr = float(lr)
+    bias = {}        # the shape of a layer's weights -> the bias of its last forward call
+    pending = {}     # the shape of a layer's weights -> (W, b, dW, db) of a backward pass not yet applied
+    gaps = []
+
+    def gap(W_new, b_new):
+        W, b, dW, db = pending.pop(np.shape(W_new))
+        expected_W = W - lr * np.asarray(dW)
+        if b_new is None or b is None:
+            return float(np.max(np.abs(np.asarray(W_new, dtype=np.float64) - expected_W)))
+        expected_b = b - lr * np.asarray(db)
+        return max(float(np.max(np.abs(np.asarray(W_new, dtype=np.float64) - expected_W))),
+                   float(np.max(np.abs(np.asarray(b_new, dtype=np.float64) - expected_b))))
+
+    def traced_conv2d(X, W, b=None, *args, **kwargs):
+        calls["conv2d"] += 1
+        shape = np.shape(W)
+        if shape in pending:
+            try:
+                gaps.append(gap(W, b))
+            except (ValueError, TypeError):           # shapes that do not fit: not the update of that layer
+                pending.pop(shape, None)
+                gaps.append(float("inf"))
+        bias[shape] = None if b is None else np.array(b, dtype=np.float64)
+        return conv2d(X, W, b, *args, **kwargs)
+
+    def traced_conv2d_backward(X, W, dY, *args, **kwargs):
+        calls["conv2d_backward"] += 1
+        out = conv2d_backward(X, W, dY, *args, **kwargs)
+        shape = np.shape(W)
+        if shape in pending:                           # a backward pass of that layer that no update followed
+            pending.pop(shape)
+            gaps.append(float("inf"))
+        try:
+            _, dW, db = out
+            pending[shape] = (np.array(W, dtype=np.float64), bias.get(shape), np.array(dW), np.array(db))
+        except (ValueError, TypeError):
+            pass
+        return out
 
     def counted(name, piece):
         def call(*args, **kwargs):
@@ -45,91 +108,28 @@ def train_traced(train_cnn, conv2d, conv2d_backward, max_pool2d, max_pool2d_back
             return piece(*args, **kwargs)
         return call
 
-    pieces = [counted(name, piece) for name, piece in zip(calls, (conv2d, conv2d_backward, max_pool2d,
-                                                                 max_pool2d_backward))]
     copies = [np.array(a, copy=True) for a in (X_train, y_train, X_val, y_val)]
-    result = train_cnn(*pieces, X_train, y_train, X_val, y_val, **settings)
+    result = train_cnn(traced_conv2d, traced_conv2d_backward, counted("max_pool2d", max_pool2d),
+                       counted("max_pool2d_backward", max_pool2d_backward), X_train, y_train, X_val, y_val, **settings)
     out = {"type": type(result).__name__, "calls": dict(calls),
            "inputs_unchanged": all(np.array_equal(a, b) for a, b in zip(copies, (X_train, y_train, X_val, y_val)))}
     value = result.get("params") if isinstance(result, dict) else None
     out["params"] = None if value is None else [np.array(p, dtype=np.float64) for p in value]
+    for shape in list(pending):                        # the last step's update: the returned parameters
+        found = [i for i, p in enumerate(out["params"] or []) if p.shape == shape]
+        if found and found[0] + 1 < len(out["params"]):
+            try:
+                gaps.append(gap(out["params"][found[0]], out["params"][found[0] + 1]))
+                continue
+            except (ValueError, TypeError):
+                pass
+        pending.pop(shape, None)
+        gaps.append(float("inf"))
+    out["update_gaps"] = np.asarray(gaps, dtype=np.float64)
     for key in ("losses", "val_loss", "val_accuracy"):
         value = result.get(key) if isinstance(result, dict) else None
         out[key] = None if value is None else np.asarray([float(v) for v in value], dtype=np.float64)
     return out
-
-
-def train_numpy_cnn(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, X, y, channels=(8, 16),
-                    epochs=4, batch=32, lr=0.01, seed=0):
-    """A CNN made only of the student's functions, trained with Adam on (X (N, 1, 8, 8), y):
-    conv 3×3 (1 → c1), ReLU, conv 3×3 (c1 → c2), ReLU, max pool 2×2, linear (4 c2 → 10), softmax
-    cross-entropy. Returns the trained weights {W1, b1, W2, b2, W3, b3} and the batch losses.
-
-    Superseded (issue 29): the chapter's students now write this loop themselves (``train_cnn``, run by
-    ``train_traced``); kept because notebooks already handed out import it."""
-    import numpy as np
-
-    from dlcourse.drivers.ch04_cnn import numpy_cnn_backprop
-    rng = np.random.default_rng(seed)
-    c1, c2 = channels
-    P = {"W1": rng.standard_normal((c1, 1, 3, 3)) * np.sqrt(2 / 9), "b1": np.zeros(c1),
-         "W2": rng.standard_normal((c2, c1, 3, 3)) * np.sqrt(2 / (9 * c1)), "b2": np.zeros(c2),
-         "W3": rng.standard_normal((10, 4 * c2)) * np.sqrt(1 / (4 * c2)), "b3": np.zeros(10)}
-    m1 = {k: np.zeros_like(v) for k, v in P.items()}
-    m2 = {k: np.zeros_like(v) for k, v in P.items()}
-    t, losses = 0, []
-    for _ in range(epochs):
-        order = rng.permutation(len(X))
-        for start in range(0, len(X), batch):
-            idx = order[start:start + batch]
-            loss, G = numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward,
-                                         P, X[idx], y[idx], eps=1e-12)
-            losses.append(loss)
-            t += 1
-            for k in P:  # Adam
-                g = np.asarray(G[k], dtype=float)
-                m1[k] = 0.9 * m1[k] + 0.1 * g
-                m2[k] = 0.999 * m2[k] + 0.001 * g * g
-                P[k] = P[k] - lr * (m1[k] / (1 - 0.9 ** t)) / (np.sqrt(m2[k] / (1 - 0.999 ** t)) + 1e-8)
-    return {"weights": P, "losses": losses}
-
-
-def numpy_cnn_gradients(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, weights, X, y):
-    """One forward and backward pass of ``train_numpy_cnn``'s network at ``weights`` on the batch (X, y),
-    with the student's functions: the loss and the gradients of every weight (plain data)."""
-    import numpy as np
-
-    from dlcourse.drivers.ch04_cnn import numpy_cnn_backprop
-    P = {k: np.asarray(v, dtype=float) for k, v in weights.items()}
-    loss, G = numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, P, X, y)
-    return {"loss": loss, "grads": {k: np.asarray(v, dtype=float) for k, v in G.items()}}
-
-
-def numpy_cnn_backprop(conv2d, conv2d_backward, max_pool2d, max_pool2d_backward, P, X, y, eps=0.0):
-    """``(loss, gradients)`` of ``train_numpy_cnn``'s network with weights ``P`` on the batch (X, y):
-    one forward and one backward pass through the student's functions (the drivers above import it)."""
-    n = len(X)
-    z1 = np.asarray(conv2d(X, P["W1"], P["b1"]), dtype=float)
-    a1 = np.maximum(z1, 0.0)
-    z2 = np.asarray(conv2d(a1, P["W2"], P["b2"]), dtype=float)
-    a2 = np.maximum(z2, 0.0)
-    pooled = np.asarray(max_pool2d(a2, 2), dtype=float)
-    features = pooled.reshape(n, -1)
-    logits = features @ P["W3"].T + P["b3"]
-    logits = logits - logits.max(axis=1, keepdims=True)
-    prob = np.exp(logits)
-    prob /= prob.sum(axis=1, keepdims=True)
-    loss = float(-np.mean(np.log(prob[np.arange(n), y] + eps)))
-    dlogits = prob.copy()
-    dlogits[np.arange(n), y] -= 1.0
-    dlogits /= n
-    G = {"W3": dlogits.T @ features, "b3": dlogits.sum(axis=0)}
-    dpooled = (dlogits @ P["W3"]).reshape(pooled.shape)
-    dz2 = np.asarray(max_pool2d_backward(a2, dpooled, 2), dtype=float) * (z2 > 0)
-    da1, G["W2"], G["b2"] = conv2d_backward(a1, P["W2"], dz2)
-    dz1 = np.asarray(da1, dtype=float) * (z1 > 0)
-    _, G["W1"], G["b1"] = conv2d_backward(X, P["W1"], dz1)
-    return loss, G
 
 
 def digits_cnn_report(build_digits_cnn):
