@@ -38,7 +38,10 @@ ALLOWED_MODULES = frozenset({
     "matplotlib"})
 SYS_ATTRIBUTES = frozenset({"stdout", "stderr", "float_info", "int_info", "maxsize", "version", "version_info",
                             "getrecursionlimit", "setrecursionlimit"})
-TORCH = ("torch",)  # a top-level store into these is an experiment's setting, not a patch of the grader's tools
+TORCH = ("torch",)
+# A store into an attribute of these is a patch (what answers run, the course's checks, the sandbox's own watch);
+# into another module's (torch.backends..., pandas' options) it is an experiment's setting.
+PATCHABLE = ALLOWED_MODULES | {"sys", "builtins", "dlcourse", "autograder", "threading", "_thread", "importlib"}
 SAFE_BUILTINS = frozenset({
     "abs", "all", "any", "ascii", "bin", "bool", "bytearray", "bytes", "callable", "chr", "classmethod", "complex",
     "dict", "dir", "divmod", "enumerate", "filter", "float", "format", "frozenset", "hasattr", "hash", "hex", "id",
@@ -484,14 +487,14 @@ class _Reader:
         return None
 
     def _patched_module(self, target, scopes) -> str | None:
-        """The module (not torch) whose attribute, or an attribute's attribute, a store into ``target`` changes."""
+        """The module of PATCHABLE whose attribute, or an attribute's attribute, a store into ``target`` changes."""
         root = _root(target)
         if root is None or self._local(root.id, scopes):
             return None
         for binding in self.nb.bindings.get(root.id, []):
             if binding.kind == "module":
                 module = binding.module.partition(":")[0] or root.id
-                if _top(module) not in TORCH:
+                if _top(module) in PATCHABLE:
                     return module
         return None
 

@@ -72,7 +72,7 @@ def test_honest_variations_pass():
                    "name = getattr(x, 'shape')",
                    head="from dataclasses import dataclass\n@dataclass\nclass Box:\n    value: float = 0.0\n")
     helper = "def _center(x):\n    return x - np.mean(x, axis=-1, keepdims=True)\n"
-    experiments = ["import torch\nprint(torch.ones(2))\n",
+    experiments = ["import torch\nprint(torch.ones(2))\ntorch.backends.cudnn.deterministic = True\n",
                    "help(np.mean)\nwith open('notes.txt', 'w') as f:\n    f.write('x')\n"]
     assert _refused(CH, _notebook(CH, {NAME: habits}, [helper, *experiments])) == {}
 
