@@ -31,29 +31,212 @@ def digit_rows():
     return tuple(a.copy() for a in _split())
 
 
+PARAMETERS = ("We", "be", "P", "g1", "c1", "Wq", "Wk", "Wv", "Wm", "bm", "g2", "c2", "Wo", "bo")
+
+
+@functools.cache
+def _logistic_baseline():
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
+    X_train, y_train, _, _, X_test, y_test = _split()
+    with threadpool_limits(1):  # one thread: the same number on every machine, and fast on a busy one
+        model = LogisticRegression(max_iter=2000).fit(X_train.reshape(len(X_train), -1), y_train)
+        return float(model.score(X_test.reshape(len(X_test), -1), y_test))
+
+
+def logistic_baseline():
+    """The baseline of the held-out check: the test accuracy (a float in [0, 1]) of a logistic regression on the
+    64 pixels of ``digit_rows()``'s 1047 training digits (scikit-learn's ``LogisticRegression`` with its defaults:
+    multinomial, L2 penalty with C = 1, lbfgs; BLAS on one thread), on the 450 test digits. Made once per
+    process."""
+    return _logistic_baseline()
+
+
+def _argument(args, kwargs, position, name):
+    return kwargs[name] if name in kwargs else args[position]
+
+
+def _same(a, b) -> bool:
+    return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+
+
+class _Trace:
+    """What the backward pieces returned and what ``adam_step`` was given, step by step (see ``train_traced``)."""
+
+    # per piece: the inputs kept (position, name) and the outputs kept (positions): the parameters' gradients
+    KEPT = {"linear": (((0, "dY"), (2, "W")), (1, 2)),
+            "layernorm": (((1, "X"), (2, "gamma")), (1, 2)),
+            "attention": ((), (1, 2, 3))}
+
+    def __init__(self, alter=0.0):
+        self.alter, self.noise = float(alter), np.random.default_rng(2024)
+        self.records = []  # backward calls since the last adam_step call: (kind, inputs, outputs)
+        self.step = None   # the open step: {"records": [...], "calls": [(param, grad)]}
+        self.first = None  # the first step's (params, grads)
+        self.out = {key: [] for key in ("ts", "lrs", "shapes", "update_sq", "traced_sq", "diff_sq", "fresh")}
+
+    def backward(self, kind, function):
+        inputs_kept, outputs_kept = self.KEPT[kind]
+
+        def recorded(*args, **kwargs):
+            value = function(*args, **kwargs)
+            if self.alter:
+                value = self.altered(value)
+            try:
+                inputs = [np.array(_argument(args, kwargs, i, name), dtype=np.float64) for i, name in inputs_kept]
+                value_tuple = tuple(value)
+                outputs = [np.array(value_tuple[i], dtype=np.float64) for i in outputs_kept]
+            except Exception:  # noqa: BLE001 - a call the trace cannot read: the updates will not match it
+                inputs, outputs = None, None
+            if self.step is not None and self.step["calls"]:
+                self.close()
+            self.records.append((kind, inputs, outputs))
+            del self.records[:-1000]  # a run without adam_step (SGD) keeps its last calls only
+            return value
+        return recorded
+
+    def altered(self, value):
+        """The results of a backward piece, each multiplied elementwise by ``1 + alter * u``, ``u`` uniform in
+        [-1, 1] (``value`` itself when it is not a tuple of arrays)."""
+        try:
+            arrays = [np.asarray(v, dtype=np.float64) for v in tuple(value)]
+        except Exception:  # noqa: BLE001 - not a tuple of arrays: handed on as it is
+            return value
+        return tuple(a * (1.0 + self.alter * self.noise.uniform(-1.0, 1.0, a.shape)) for a in arrays)
+
+    def adam(self, adam_step):
+        def recorded(param, grad, m, v, t, *args, **kwargs):
+            out = self.out
+            out["ts"].append(float(t))
+            out["lrs"].append(float(kwargs.get("lr", args[0] if args else float("nan"))))
+            out["shapes"].append(tuple(np.shape(param)))
+            out["fresh"].append(1.0 if self.records else 0.0)
+            if self.records or self.step is None:
+                if self.step is not None:
+                    self.close()
+                self.step = {"records": self.records, "calls": []}
+                self.records = []
+            self.step["calls"].append((np.array(param, dtype=np.float64), np.array(grad, dtype=np.float64)))
+            return adam_step(param, grad, m, v, t, *args, **kwargs)
+        return recorded
+
+    def close(self):
+        """Compare the open step's updates with the sums of its backward outputs, parameter by parameter."""
+        step, self.step = self.step, None
+        if step is None or not step["calls"]:
+            return
+        params, grads = [p for p, _ in step["calls"]], [g for _, g in step["calls"]]
+        if self.first is None:
+            self.first = (params, grads)
+        traced = self.traced(step["records"], params) if len(params) == len(PARAMETERS) else None
+        sizes = [g.size for g in grads]
+        given = np.concatenate([g.ravel() for g in grads])
+        starts = np.cumsum([0] + sizes[:-1])
+        self.out["update_sq"].extend(np.add.reduceat(given ** 2, starts).tolist() if given.size else [0.0] * len(sizes))
+        if traced is None or any(w is None or np.shape(w) != np.shape(g) for w, g in zip(traced, grads)):
+            ok = [traced is not None and w is not None and np.shape(w) == np.shape(g)
+                  for w, g in zip(traced or [None] * len(grads), grads)]
+            traced = [w if good else np.full(np.shape(g), np.nan) for w, g, good in zip(traced or grads, grads, ok)]
+        want = np.concatenate([w.ravel() for w in traced])
+        if given.size:
+            self.out["traced_sq"].extend(np.add.reduceat(want ** 2, starts).tolist())
+            self.out["diff_sq"].extend(np.add.reduceat((given - want) ** 2, starts).tolist())
+        else:
+            self.out["traced_sq"].extend([0.0] * len(sizes))
+            self.out["diff_sq"].extend([0.0] * len(sizes))
+
+    @staticmethod
+    def traced(records, params):
+        """Per parameter of the contract: the sum of what the backward pieces returned for it in this step (zeros
+        for a parameter no piece returned a gradient of; None where the outputs cannot be added up)."""
+        sums = [None] * len(params)
+        broken = set()
+
+        def add(i, value):
+            if np.shape(value) != np.shape(params[i]):
+                broken.add(i)
+            else:
+                sums[i] = value if sums[i] is None else sums[i] + value
+
+        groups = {}  # layer norms: (gamma, X) -> [gamma, dgamma, dbeta], in the order of their first call
+        T, d = np.shape(params[2])
+        for kind, inputs, outputs in records:
+            if inputs is None:
+                continue
+            if kind == "linear":
+                (dY, W), (dW, db) = inputs, outputs
+                for i in (0, 8, 12):  # We, Wm, Wo
+                    if _same(W, params[i]):
+                        add(i, dW)
+                        add(i + 1, db)
+                        if i == 0:  # P: the gradient at E summed over the examples of the batch
+                            add(2, dY.reshape(-1, T, d).sum(axis=0) if dY.size % (T * d) == 0 and dY.shape[-1] == d
+                                else dY)
+                        break
+            elif kind == "layernorm":
+                (X, gamma), (dgamma, dbeta) = inputs, outputs
+                key = (gamma.tobytes(), X.shape, X.tobytes())
+                if key in groups:
+                    group = groups[key]
+                    group[1] = group[1] + dgamma if dgamma.shape == group[1].shape else np.full(1, np.nan)
+                    group[2] = group[2] + dbeta if dbeta.shape == group[2].shape else np.full(1, np.nan)
+                else:
+                    groups[key] = [gamma, dgamma, dbeta]
+            else:
+                for i, value in zip((5, 6, 7), outputs):  # Wq, Wk, Wv
+                    add(i, value)
+        # the second layer norm's backward comes first (the gradient flows from the output down): g2 takes the
+        # first group whose gamma is g2, g1 the last other group whose gamma is g1
+        ordered = list(groups.values())
+        second = next((g for g in ordered if _same(g[0], params[10])), None)
+        first = next((g for g in reversed(ordered) if g is not second and _same(g[0], params[3])), None)
+        for i, group in ((10, second), (3, first)):
+            if group is not None:
+                add(i, group[1])
+                add(i + 1, group[2])
+        return [None if i in broken else np.zeros_like(p) if s is None else s
+                for i, (s, p) in enumerate(zip(sums, params))]
+
+
 def train_traced(train_capstone, linear_forward, linear_backward, layernorm_forward, layernorm_backward,
-                 attention_forward, attention_backward, adam_step, X_train, y_train, X_val, y_val, **settings):
-    """The student's ``train_capstone(<the seven pieces>, X_train, y_train, X_val, y_val, **settings)``, with
-    ``adam_step`` wrapped to record each call (then calling the given one).
+                 attention_forward, attention_backward, adam_step, X_train, y_train, X_val, y_val, alter=0.0,
+                 **settings):
+    """The student's ``train_capstone(<the seven pieces>, X_train, y_train, X_val, y_val, **settings)``, run
+    under ``from_scratch`` (torch called anywhere in the run fails it), with the three backward pieces and
+    ``adam_step`` wrapped to record what they return and are given (then calling the given ones). With
+    ``alter`` > 0 the wrapped backward pieces return the student's results each multiplied elementwise by
+    ``1 + alter * u``, ``u`` uniform in [-1, 1] from ``default_rng(2024)``: then only a loop that hands
+    ``adam_step`` what the pieces returned (not gradients computed another way, even right ones) matches them.
 
     Returns plain data: what ``train_capstone`` returned (``params`` as a list of float arrays; ``losses``,
-    ``val_loss``, ``val_accuracy`` as float arrays; ``None`` for a missing key), its ``type``, and the trace of
-    ``adam_step``: per call its step number ``ts``, learning rate ``lrs`` and the ``shapes`` of the parameter."""
-    import numpy as np
+    ``val_loss``, ``val_accuracy`` as float arrays; ``None`` for a missing key), its ``type``, and per
+    ``adam_step`` call in call order: its step number ``ts``, learning rate ``lrs``, the ``shapes`` of the
+    parameter, ``fresh`` (1 when a backward piece was called since the previous ``adam_step`` call, else 0),
+    ``update_sq`` (the sum of squares of the gradient it was given), ``traced_sq`` and ``diff_sq``: the sum of
+    squares of the gradient the backward pieces returned for that parameter in that step, and of its difference
+    from the one given (``nan`` when the step did not make 14 calls or the outputs cannot be added up).
 
-    ts, lrs, shapes = [], [], []
+    A step is the ``adam_step`` calls after a run of backward calls. In a step of 14 calls (the parameters in the
+    order of ``PARAMETERS``) a parameter's traced gradient is the sum, over the step's backward calls, of: for
+    ``We``, ``be`` (``Wm``, ``bm``; ``Wo``, ``bo``), ``dW`` and ``db`` of the ``linear_backward`` calls whose ``W``
+    was that weight; for ``P``, the ``dY`` of the calls with ``We`` summed over the batch; for ``Wq``, ``Wk``,
+    ``Wv``, the outputs of ``attention_backward``; for ``g2``, ``c2`` (``g1``, ``c1``) ``dgamma`` and ``dbeta`` of
+    the first (last) ``layernorm_backward`` input ``(X, gamma)`` whose ``gamma`` is that gain; zeros for a
+    parameter no piece returned a gradient of. ``first_params`` and ``first_grads``: the 14 parameters and
+    gradients given to ``adam_step`` at the first step (``None`` without one)."""
+    from dlcourse.testing import from_scratch
 
-    def recorded_adam_step(param, grad, m, v, t, lr=1e-3, **options):
-        ts.append(t if isinstance(t, (int, np.integer)) else float(t))
-        lrs.append(float(lr))
-        shapes.append(tuple(np.shape(param)))
-        return adam_step(param, grad, m, v, t, lr=lr, **options)
-
-    result = train_capstone(linear_forward, linear_backward, layernorm_forward, layernorm_backward,
-                            attention_forward, attention_backward, recorded_adam_step,
-                            X_train, y_train, X_val, y_val, **settings)
-    out = {"type": type(result).__name__, "ts": np.asarray(ts, dtype=np.float64),
-           "lrs": np.asarray(lrs, dtype=np.float64), "shapes": shapes}
+    trace = _Trace(alter)
+    with from_scratch("train_capstone (and every piece it calls)"):
+        result = train_capstone(linear_forward, trace.backward("linear", linear_backward), layernorm_forward,
+                                trace.backward("layernorm", layernorm_backward), attention_forward,
+                                trace.backward("attention", attention_backward), trace.adam(adam_step),
+                                X_train, y_train, X_val, y_val, **settings)
+    trace.close()
+    out = {"type": type(result).__name__, "shapes": trace.out["shapes"],
+           **{key: np.asarray(values, dtype=np.float64) for key, values in trace.out.items() if key != "shapes"}}
+    out["first_params"], out["first_grads"] = trace.first or (None, None)
     value = result.get("params") if isinstance(result, dict) else None
     out["params"] = None if value is None else [np.array(p, dtype=np.float64) for p in value]
     for key in ("losses", "val_loss", "val_accuracy"):

@@ -88,6 +88,17 @@ MUTANTS = {
              "            _, grads[0], grads[1] = linear_backward(dE, X, We)\n            prev = grads\n"),
             ("    losses, val_loss, val_accuracy, t = [], [], [], 0\n",
              "    losses, val_loss, val_accuracy, t = [], [], [], 0\n    prev = [np.zeros_like(p) for p in params]\n")),
+        # issue 39: the checks trace what the backward pieces return into the updates, and compare the first step's
+        # gradients with autograd's in public
+        "classifier_gradient_computed_inline": swap(  # the piece called, its weight gradients not used
+            "dpooled, grads[12], grads[13] = linear_backward(dlogits, pooled, Wo)",
+            "dpooled = linear_backward(dlogits, pooled, Wo)[0]\n"
+            "            grads[12], grads[13] = pooled.T @ dlogits, dlogits.sum(axis=0)"),
+        "gain_and_bias_gradients_swapped": swap("dZ, grads[10], grads[11] = layernorm_backward(dH, Z, g2)",
+                                                "dZ, grads[11], grads[10] = layernorm_backward(dH, Z, g2)"),
+        "query_and_key_gradients_swapped": swap("dU, grads[5], grads[6], grads[7] = attention_backward(",
+                                                "dU, grads[6], grads[5], grads[7] = attention_backward("),
+        "first_layernorm_backward_at_Z": swap("layernorm_backward(dU, E, g1)", "layernorm_backward(dU, Z, g1)"),
     },
 }
 
