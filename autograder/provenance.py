@@ -187,6 +187,36 @@ class _Notebook:
                             if isinstance(inner, ast.Global):
                                 for name in inner.names:
                                     self._bind(name, _Binding("code", cell, node))
+        self._mutating_calls()
+
+    def _mutating_calls(self) -> None:
+        """A student function or class that changes what a global holds (``_fns.append(arg)``, ``_obj.x = arg``, also
+        through the functions it calls) binds that global to every top-level statement referring to it: what it is
+        called with may end up there."""
+        defs: dict[str, list] = {}
+        for name, bindings in self.bindings.items():
+            for b in bindings:
+                if b.kind == "code" and isinstance(b.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    defs.setdefault(name, []).append(b.node)
+        mutated = {name: set().union(*(_mutated_globals(n) for n in nodes)) for name, nodes in defs.items()}
+        calls = {name: set().union(*(_names(n) for n in nodes)) & defs.keys() for name, nodes in defs.items()}
+        changed = True
+        while changed:
+            changed = False
+            for name in defs:
+                for callee in calls[name]:
+                    if not mutated[callee] <= mutated[name]:
+                        mutated[name] |= mutated[callee]
+                        changed = True
+        for cell, tree in self.trees.items():
+            if cell.kind == "given":
+                continue
+            for stmt in tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+                    continue
+                for name in _names(stmt) & defs.keys():
+                    for changed_global in mutated[name]:
+                        self._bind(changed_global, _Binding("code", cell, stmt))
 
     def _bind(self, name: str, binding: _Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)
@@ -508,6 +538,34 @@ def _globals_use(node) -> bool:
     """``globals()[key]`` or ``globals().method(...)`` (also vars(), locals())."""
     return (isinstance(node, ast.Subscript) and _is_globals_call(node.value)) or (
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_globals_call(node.func.value))
+
+
+def _names(node) -> set[str]:
+    """Every name a piece of code loads."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def _mutated_globals(node) -> set[str]:
+    """The global names whose contents a definition changes: stores into their items or attributes, their
+    mutating methods, setattr on them (every name bound anywhere inside it counts as its own)."""
+    own = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    own |= {a.arg for n in ast.walk(node) if isinstance(n, ast.arguments)
+            for a in n.args + n.posonlyargs + n.kwonlyargs + [x for x in (n.vararg, n.kwarg) if x is not None]}
+    declared = {name for n in ast.walk(node) if isinstance(n, ast.Global) for name in n.names}
+    found = set()
+    for n in ast.walk(node):
+        target = None
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            target = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS:
+            target = n.func.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") \
+                and n.args:
+            target = n.args[0]
+        root = _root(target) if target is not None else None
+        if root is not None and (root.id not in own or root.id in declared):
+            found.add(root.id)
+    return found
 
 
 def _locals(node) -> set[str]:

@@ -123,6 +123,12 @@ EVASIONS = {
                              "`.__traceback__`", 7),
     "a metaclass": (_body("return _Shell()"), ["import torch\nclass _Meta(type):\n    T = torch\n"
                                                "class _Shell(metaclass=_Meta):\n    pass\n"], "`torch`", 3),
+    "a global filled by a function": (_body("return _fns[0].ones(3)"),
+                                      ["_fns = []\ndef _register(f):\n    _fns.append(f)\n"
+                                       "import torch\n_register(torch)\n"], "`torch`", 5),
+    "a class attribute set by a function": (_body("return _Tools.T.ones(3)"),
+                                            ["class _Tools:\n    T = None\ndef _setup(m):\n    _Tools.T = m\n"
+                                             "def _go():\n    import torch\n    _setup(torch)\n_go()\n"], "`torch`", 6),
     "a patch in the function": (_body("np.mean = lambda *a, **k: 0"), [], "a patch of `np.mean`", 4),
 }
 
