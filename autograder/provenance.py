@@ -400,11 +400,13 @@ class _Reader:
                 found = self.visit(child, cell, via, keys, scopes, top)
                 if found is not None:
                     return found
-            if self.escapes_only and not scopes and top:
-                return None  # a top-level definition's body runs when it is called: read where it is reached
-            scope = (_locals(node), isinstance(node, ast.ClassDef))
+            is_class = isinstance(node, ast.ClassDef)
+            if self.escapes_only and top and not is_class and all(c for _, c in scopes):
+                return None  # a top-level function's body runs when it is called: read where it is reached
+            scope = (_locals(node), is_class)
+            inner_top = top and is_class and self.escapes_only  # a top-level class's body runs where it stands
             for child in (node.body if isinstance(node.body, list) else [node.body]):
-                found = self.visit(child, cell, via, keys, scopes + [scope], False)
+                found = self.visit(child, cell, via, keys, scopes + [scope], inner_top)
                 if found is not None:
                     return found
             return None
