@@ -10,110 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 
-def train_char_transformer(text, causal_mask, transformer_block, sample_token, d=32, n_heads=4, d_ff=64,
-                           context=32, steps=150, batch=16, lr=2e-2, seed=0, sample_length=200,
-                           temperature=0.6, top_k=None):
-    """Train a one-block decoder-only character model in torch, then run it with the student's NumPy pieces.
-
-    Superseded (issue 29): the chapter now trains the model with the student's own gradients and loop
-    (``train_char_model``, run by ``char_model_run``); kept so that notebooks already handed out still run.
-
-    Training: torch autograd on a torch copy of the model (embedding + learned positions, one pre-LN
-    block with causal multi-head attention, final LayerNorm, linear read-out), Adam, ``steps``
-    batches of ``batch`` random windows of ``context`` characters. Evaluation and generation: the
-    trained weights in float64 through the student's ``transformer_block`` (which uses their
-    multi-head attention) with the student's ``causal_mask``, and ``sample_token`` for sampling.
-    A test driver: self-contained, plain data out. Returns a dict: weights (NumPy), chars,
-    losses (training, torch), eval_logits (windows, context, K) of the text computed with the
-    student's block (window w predicts characters w*context+1 .. (w+1)*context), sample (text).
-    """
-    import math
-
-    import torch
-    torch.set_num_threads(1)
-    torch.manual_seed(seed)
-    chars = sorted(set(text))
-    index = {c: i for i, c in enumerate(chars)}
-    data = torch.tensor([index[c] for c in text])
-    K = len(chars)
-
-    def param(*shape, scale=None, value=None):
-        w = torch.full(shape, float(value)) if value is not None else torch.randn(*shape) * scale
-        return torch.nn.Parameter(w)
-
-    P = {"E": param(K, d, scale=0.3), "pos": param(context, d, scale=0.1),
-         "ln1_g": param(d, value=1), "ln1_b": param(d, value=0),
-         "W_q": param(d, d, scale=d ** -0.5), "W_k": param(d, d, scale=d ** -0.5),
-         "W_v": param(d, d, scale=d ** -0.5), "W_o": param(d, d, scale=0.5 * d ** -0.5),
-         "ln2_g": param(d, value=1), "ln2_b": param(d, value=0),
-         "W1": param(d_ff, d, scale=d ** -0.5), "b1": param(d_ff, value=0),
-         "W2": param(d, d_ff, scale=0.5 * d_ff ** -0.5), "b2": param(d, value=0),
-         "lnf_g": param(d, value=1), "lnf_b": param(d, value=0),
-         "W_out": param(K, d, scale=d ** -0.5), "b_out": param(K, value=0)}
-    blocked = ~torch.tril(torch.ones(context, context, dtype=torch.bool))
-    # the student's pieces run first on the initial weights, so that an unfinished one stops the driver at once
-    initial = {key: P[key].detach().double().numpy() for key in ("ln1_g", "ln1_b", "W_q", "W_k", "W_v", "W_o",
-                                                                "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")}
-    transformer_block(np.zeros((1, 2, d)), initial, n_heads, np.asarray(causal_mask(2), dtype=bool))
-    sample_token(np.zeros(K), 1.0, np.random.default_rng(0), top_k)
-
-    def forward(tokens):                       # (B, T) -> (B, T, K): the contract's block, in torch
-        B, T = tokens.shape
-        x = P["E"][tokens] + P["pos"][:T]
-        a = torch.nn.functional.layer_norm(x, (d,), P["ln1_g"], P["ln1_b"], eps=1e-5)
-        q, k, v = ((a @ P[w].T).view(B, T, n_heads, d // n_heads).transpose(1, 2) for w in ("W_q", "W_k", "W_v"))
-        scores = (q @ k.transpose(-1, -2) / (d // n_heads) ** 0.5).masked_fill(blocked[:T, :T], float("-inf"))
-        x = x + (torch.softmax(scores, dim=-1) @ v).transpose(1, 2).reshape(B, T, d) @ P["W_o"].T
-        f = torch.nn.functional.layer_norm(x, (d,), P["ln2_g"], P["ln2_b"], eps=1e-5)
-        x = x + torch.relu(f @ P["W1"].T + P["b1"]) @ P["W2"].T + P["b2"]
-        x = torch.nn.functional.layer_norm(x, (d,), P["lnf_g"], P["lnf_b"], eps=1e-5)
-        return x @ P["W_out"].T + P["b_out"]
-
-    # Adam written out (torch.optim would import torch's compiler, which the grading sandbox refuses),
-    # with a one-cycle schedule: linear warm-up over the first 10% of the steps, then cosine decay
-    first = {name: torch.zeros_like(p) for name, p in P.items()}
-    second = {name: torch.zeros_like(p) for name, p in P.items()}
-    generator = torch.Generator().manual_seed(seed)
-    losses = []
-    warm = max(1, steps // 10)
-    for step in range(1, steps + 1):
-        starts = torch.randint(0, len(data) - context - 1, (batch,), generator=generator)
-        window = torch.stack([data[s:s + context + 1] for s in starts])
-        loss = torch.nn.functional.cross_entropy(forward(window[:, :-1]).reshape(-1, K), window[:, 1:].reshape(-1))
-        for p in P.values():
-            p.grad = None
-        loss.backward()
-        progress = max(0.0, (step - warm) / max(1, steps - warm))
-        rate = lr * min(1.0, step / warm) * (0.02 + 0.98 * 0.5 * (1 + math.cos(math.pi * progress)))
-        with torch.no_grad():
-            for name, p in P.items():
-                first[name].mul_(0.9).add_(p.grad, alpha=0.1)
-                second[name].mul_(0.999).addcmul_(p.grad, p.grad, value=0.001)
-                m_hat = first[name] / (1 - 0.9 ** step)
-                v_hat = second[name] / (1 - 0.999 ** step)
-                p -= rate * m_hat / (v_hat.sqrt() + 1e-8)
-        losses.append(float(loss.detach()))
-    W = {name: p.detach().double().numpy().copy() for name, p in P.items()}
-    block_keys = ("ln1_g", "ln1_b", "W_q", "W_k", "W_v", "W_o", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
-    block = {key: W[key] for key in block_keys}
-
-    def logits(tokens):                        # (B, T) integers -> (B, T, K), with the student's pieces
-        T = tokens.shape[1]
-        x = W["E"][tokens] + W["pos"][:T]
-        h = np.asarray(transformer_block(x, block, n_heads, np.asarray(causal_mask(T), dtype=bool)), dtype=float)
-        h = (h - h.mean(-1, keepdims=True)) / np.sqrt(h.var(-1, keepdims=True) + 1e-5) * W["lnf_g"] + W["lnf_b"]
-        return h @ W["W_out"].T + W["b_out"]
-
-    ids = data.numpy()
-    n_windows = (len(ids) - 1) // context
-    eval_logits = logits(ids[:n_windows * context].reshape(n_windows, context))
-    rng = np.random.default_rng(seed)
-    out = list(ids[:1])
-    for _ in range(sample_length - 1):
-        last = logits(np.array(out[-context:])[None])[0, -1]
-        out.append(int(sample_token(last, temperature, rng, top_k)))
-    return {"weights": W, "n_heads": n_heads, "chars": "".join(chars), "losses": losses,
-            "eval_logits": eval_logits, "sample": "".join(chars[i] for i in out)}
+def __getattr__(name):
+    """Names of earlier releases (``train_char_transformer``, a complete torch training) from ``dlcourse.compat``."""
+    if name == "train_char_transformer":
+        from dlcourse.compat import ch06_transformers
+        return getattr(ch06_transformers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 BLOCK_KEYS = ("ln1_g", "ln1_b", "W_q", "W_k", "W_v", "W_o", "ln2_g", "ln2_b", "W1", "b1", "W2", "b2")
@@ -170,4 +72,88 @@ def char_model_run(train_char_model, transformer_block, transformer_block_backwa
         model = {"weights": out["params"], "n_heads": settings.get("n_heads", 4), "chars": "".join(chars)}
         out["sample"] = generate(model, prompt, sample_length, transformer_block, causal_mask, sample_token,
                                  temperature, top_k)
+    return out
+
+
+TRACED_KEYS = BLOCK_KEYS + ("lnf_g", "lnf_b", "pos")
+
+
+def char_model_traced(train_char_model, transformer_block, transformer_block_backward, layernorm_backward, causal_mask,
+                      sample_token, train_text, val_text, chars, probe=None, alter=0.0, prompt="", sample_length=0,
+                      temperature=0.8, top_k=None, **settings):
+    """``char_model_run`` with the backward pieces traced into the update, the loop watched for torch calls.
+
+    The student's loop gets ``transformer_block_backward`` and ``layernorm_backward`` wrapped: each call is
+    logged in ``events`` ("L" for layernorm_backward, "B" for transformer_block_backward, in call order); at
+    every call the wrapper keeps the parameters it was given (the twelve block parameters; ``gamma``, i.e.
+    ``lnf_g``) and the gradients it returns (the twelve block gradients, ``dgamma``, ``dbeta`` and the batch sum
+    of ``dX``, which is the gradient of ``pos``), at the flat positions ``probe[key]`` (every position when
+    ``probe`` is None). With ``alter`` > 0 the wrappers return the student's results each multiplied elementwise
+    by ``1 + alter * u``, ``u`` uniform in [-1, 1] from ``default_rng(2024)``: then only a loop that applies what
+    the pieces returned updates the parameters by Adam of the logged gradients (Adam works elementwise, so
+    the probed positions are enough to follow it). The loop runs inside a ``Watch`` for torch calls: its
+    observations come back as ``watched`` (``torch_used``, ``tampered``, ``threads``), to be judged by the test.
+
+    Returns what ``char_model_run`` returns, and ``events`` (str), ``block_params`` / ``block_grads`` (key ->
+    array (calls, positions)), ``lnf_gamma`` / ``lnf_dgamma`` / ``lnf_dbeta`` (arrays (calls, positions)),
+    ``pos_grads`` (array (calls, positions)), ``watched``."""
+    import numpy as np
+
+    from dlcourse.testing import Watch
+
+    noise = np.random.default_rng(2024)
+    events = []
+    log = {"block_params": {k: [] for k in BLOCK_KEYS}, "block_grads": {k: [] for k in BLOCK_KEYS},
+           "lnf_gamma": [], "lnf_dgamma": [], "lnf_dbeta": [], "pos_grads": []}
+
+    def at(key, array):
+        flat = np.asarray(array, dtype=np.float64).reshape(-1)
+        return flat.copy() if probe is None or key not in probe else flat[np.asarray(probe[key], dtype=int)]
+
+    def altered(array):
+        array = np.asarray(array, dtype=np.float64)
+        return array * (1.0 + alter * noise.uniform(-1.0, 1.0, array.shape)) if alter else array
+
+    def traced_block_backward(X, params, n_heads, d_out, mask=None):
+        events.append("B")
+        for key in BLOCK_KEYS:
+            log["block_params"][key].append(at(key, params[key]) if key in params else np.full(1, np.nan))
+        dX, grads = transformer_block_backward(X, params, n_heads, d_out, mask)
+        dX = altered(dX)
+        grads = {key: altered(value) for key, value in dict(grads).items()}
+        for key in BLOCK_KEYS:
+            log["block_grads"][key].append(at(key, grads[key]) if key in grads else np.full(1, np.nan))
+        log["pos_grads"].append(at("pos", dX.sum(axis=0)) if dX.ndim == 3 else np.full(1, np.nan))
+        return dX, grads
+
+    def traced_layernorm_backward(dy, x, gamma, eps=1e-5):
+        events.append("L")
+        log["lnf_gamma"].append(at("lnf_g", gamma))
+        dx, dgamma, dbeta = (altered(a) for a in layernorm_backward(dy, x, gamma, eps))
+        log["lnf_dgamma"].append(at("lnf_g", dgamma))
+        log["lnf_dbeta"].append(at("lnf_b", dbeta))
+        return dx, dgamma, dbeta
+
+    watch = Watch(torch_calls=True)
+    with watch:
+        out = char_model_run(train_char_model, transformer_block, traced_block_backward, traced_layernorm_backward,
+                             causal_mask, sample_token, train_text, val_text, chars, prompt=prompt, sample_length=0,
+                             **settings)
+    if sample_length and out["params"] is not None:   # generation is the test's, outside the watch
+        model = {"weights": out["params"], "n_heads": settings.get("n_heads", 4), "chars": "".join(chars)}
+        out["sample"] = generate(model, prompt, sample_length, transformer_block, causal_mask, sample_token,
+                                 temperature, top_k)
+
+    def stacked(rows):
+        try:
+            return np.array(rows, dtype=np.float64).reshape(len(rows), -1)
+        except ValueError:                              # ragged: shapes changed between calls
+            return np.full((len(rows), 1), np.nan)
+
+    out["events"] = "".join(events)
+    for name in ("block_params", "block_grads"):
+        out[name] = {key: stacked(rows) for key, rows in log[name].items()}
+    for name in ("lnf_gamma", "lnf_dgamma", "lnf_dbeta", "pos_grads"):
+        out[name] = stacked(log[name])
+    out["watched"] = watch.observations()
     return out
