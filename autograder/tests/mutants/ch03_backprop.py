@@ -194,6 +194,12 @@ def jvp(f, x, v):
         "sums_instead_of_mean": swap("            loss = loss * (1.0 / len(batch))\n", ""),
         "fresh_generator_per_epoch": swap("        order = rng.permutation(len(X_train))",
                                           "        order = np.random.default_rng(seed).permutation(len(X_train))"),
+        # gradient clipping out of habit, between backward() and the step: the step no longer gets what the
+        # backward pass computed (issue 39's tracing)
+        "clips_the_gradients": swap(
+            "            loss.backward()\n            sgd_step(params, lr)\n",
+            "            loss.backward()\n            for p in params:\n                p.grad = max(-1.0, min(1.0, p.grad))\n"
+            "            sgd_step(params, lr)\n"),
         "shuffles_before_building_the_model": swap(
             ("    model = MLP(X_train.shape[1], list(sizes), rng)\n", ""),
             ("    for epoch in range(epochs):\n        order = rng.permutation(len(X_train))\n",

@@ -251,6 +251,10 @@ def max_pool2d_backward(X, dY, kernel_size, stride=None):
         'relu_mask_of_the_first_layer_forgotten': swap("dz1 = np.asarray(da1, dtype=float) * (z1 > 0)",
                                                        "dz1 = np.asarray(da1, dtype=float)"),
         'gradient_not_divided_by_the_batch': swap("            dlogits /= len(y)\n", ""),
+        # L2 weight decay out of habit: the update is no longer what conv2d_backward returned (issue 39's tracing)
+        'adds_weight_decay_to_the_gradients': swap(
+            "params = [p - lr * np.asarray(g, dtype=float) for p, g in zip(params, grads)]",
+            "params = [p - lr * (np.asarray(g, dtype=float) + 1e-4 * p) for p, g in zip(params, grads)]"),
         'weights_drawn_after_the_first_permutation': swap(
             ("    rng = np.random.default_rng(seed)\n",
              "    rng = np.random.default_rng(seed)\n    first = rng.permutation(len(X_train))\n"),
