@@ -161,3 +161,59 @@ def test_ring_split_is_fixed_by_the_seed_and_batches_graphs_as_one():
     assert np.array_equal(graph_ids, np.r_[np.zeros(n2, int), np.ones(n0, int)])
     assert np.array_equal(edge_index, np.hstack([graphs[2][0], graphs[0][0] + n2]))
     assert np.array_equal(X[:, 0] == 1, np.bincount(edge_index[1], minlength=n2 + n0) == 1)
+
+
+def _prose(chapter="ch07_gnn"):
+    import nbformat
+    nb = nbformat.read(f"solutions/{chapter}/{chapter}.ipynb", as_version=4)
+    return " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown").replace("# ", "")
+
+
+def test_no_test_graph_is_isomorphic_to_a_training_or_validation_graph():
+    """The held-out check's test graphs (ring_split()['test']) are new up to isomorphism: their Weisfeiler-Leman
+    hashes (which isomorphic graphs share) meet none of the training and validation graphs'; and the test pairs
+    really are outside the training family."""
+    import warnings
+
+    import networkx as nx
+
+    def wl_hash(graph):
+        edge_index, n = graph
+        G = nx.Graph()
+        G.add_nodes_from(range(n))
+        G.add_edges_from(np.asarray(edge_index).T.tolist())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return nx.weisfeiler_lehman_graph_hash(G, iterations=4)
+
+    data = ch07.ring_split()
+    seen = {wl_hash(g) for part in ("train", "validation") for g in data[part][0]}
+    test = [wl_hash(g) for g in data["test"][0]]
+    assert len(seen) == 20 and not seen & set(test)
+    assert len(set(test)) >= 20   # many distinct held-out graphs, not a few repeated
+    assert not set(ch07.RING_HELD_OUT) & set(ch07.RING_FAMILY)
+
+
+def test_the_gin_and_the_baselines_on_the_test_graphs_are_the_chapters_numbers(ref):
+    """The reference GIN's test accuracy and the baselines' are those the chapter states, and the margins of
+    test_gin_heldout hold for the reference."""
+    data = ch07.ring_split()
+    run = ref.train_gin(ref.gin_backward, ref.logistic_loss, ref.edge_message_passing, ref.graph_readout,
+                        data["train"], data["validation"])
+    P = run["params"]
+    graphs, y = data["test"]
+    ei, ids, H = ch07.batch_graphs(graphs, range(len(graphs)))
+    for k in (0, 4):
+        Z = H.copy()
+        np.add.at(Z, ei[1], H[ei[0]])
+        H = np.maximum(Z @ P[k] + P[k + 1], 0.0) @ P[k + 2] + P[k + 3]
+    G = np.zeros((len(graphs), H.shape[1]))
+    np.add.at(G, ids, H)
+    accuracy = float(np.mean(((G @ P[8]) / 30 + P[9][0] > 0) == y))
+    base = ch07.ring_baselines()
+    prose = _prose()
+    assert f"The reference reaches {accuracy * 100:.1f} %" in prose
+    assert f"the test graphs ({base['majority'] * 100:.0f} %)" in prose
+    assert f"which gets {base['node_count'] * 100:.0f} % on these test graphs" in prose
+    assert f"classifies {base['bag_of_nodes'] * 100:.0f} % of the same test graphs" in prose
+    assert accuracy >= base["majority"] + 0.25 + 0.02 and accuracy >= base["bag_of_nodes"] - 0.10 + 0.02

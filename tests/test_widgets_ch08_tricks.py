@@ -223,3 +223,24 @@ def test_the_reference_loop_learns_the_held_out_digits(ref):
     logits = ch08.digits_logits(run["params"], X_test)
     assert np.mean(logits.argmax(axis=1) == y_test) > np.bincount(y_test).max() / len(y_test) + 0.75
     assert run["val_accuracy"][-1] > 0.9 and run["val_loss"][-1] < run["val_loss"][0]
+
+
+def test_the_held_out_numbers_and_the_first_baseline_are_the_chapters(ref):
+    """The reference's test accuracy and cross-entropy and logistic regression's (digits_baseline) are the numbers
+    the chapter states beside the held-out check, and the reference stays within the check's margins of it."""
+    import nbformat
+    X_train, y_train, X_val, y_val, X_test, y_test = ch08.digits_holdout()
+    pieces = [getattr(ref, name) for name in ("init_weights", "orthogonal_init", "layernorm_forward",
+                                                "layernorm_backward", "adam_step", "cross_entropy")]
+    run = ref.train_digits(*pieces, X_train, y_train, X_val, y_val)
+    logits = ch08.digits_logits(run["params"], X_test)
+    accuracy = float(np.mean(logits.argmax(axis=1) == y_test))
+    z = logits - logits.max(axis=1, keepdims=True)
+    ce = float(np.mean(np.log(np.exp(z).sum(axis=1)) - z[np.arange(len(y_test)), y_test]))
+    first = ch08.digits_baseline()
+    nb = nbformat.read("solutions/ch08_tricks/ch08_tricks.ipynb", as_version=4)
+    prose = " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown").replace("# ", "")
+    assert f"(the reference: {accuracy * 100:.1f} % and {ce:.3f})" in prose
+    assert f"$C = {first['C']:.0f}$), gets {first['accuracy'] * 100:.1f} % and {first['ce']:.3f}" in prose
+    assert f"{(accuracy - first['accuracy']) * 100:.1f} points of accuracy and {first['ce'] - ce:.3f} nats" in prose
+    assert accuracy >= first["accuracy"] - 0.02 + 0.02 and ce <= first["ce"] + 0.05 - 0.03

@@ -20,7 +20,8 @@ and factories returning an :class:`Explorer`:
 Helpers: ``karate_graph()`` (adjacency, factions, a spring layout computed once with a fixed
 seed), ``train_karate_gcn`` (the default trainer, same recipe as the notebook's demo),
 ``draw_graph``; the ring-counting data set of section 8.5 as edge lists, ``ring_split(seed)``
-(training, validation and test graphs fixed by the seed) and ``batch_graphs(graphs, index)``
+(training, validation and test graphs fixed by the seed; no test graph isomorphic to a training one),
+``ring_baselines(seed)`` (majority, node count, a bag of nodes on the test graphs) and ``batch_graphs(graphs, index)``
 (several graphs as one disjoint graph, with their node features and graph ids).
 """
 from __future__ import annotations
@@ -43,7 +44,8 @@ __all__ = [
     "render_oversmoothing", "oversmoothing_explorer", "PROPAGATIONS",
     "WL_PAIRS", "render_wl_refinement", "wl_refinement_explorer",
     "render_karate_gcn", "karate_gcn_explorer",
-    "ring_graph_list", "ring_split", "batch_graphs",
+    "ring_graph_list", "ring_split", "batch_graphs", "bag_of_nodes", "ring_baselines", "RING_FAMILY",
+    "RING_HELD_OUT",
 ]
 
 LAYOUT_SEED = 7
@@ -515,20 +517,29 @@ def karate_gcn_explorer(*, normalized_adjacency, train_gcn=None, epochs=GCN_EPOC
 
 RING_BASES = ((1, 1), (1, 2), (2, 1), (1, 3), (3, 1))
 RING_SPLIT = {"train": 300, "validation": 100, "test": 200}
+# (triangles, chains) of the training family, k (p, q) for k = 1..4: 20 pairs; the pair fixes a graph up to isomorphism
+RING_FAMILY = tuple(sorted({(k * p, k * q) for p, q in RING_BASES for k in range(1, 5)}))
+# the test graphs' pairs: 1..5 triangles and 1..8 chains, none of the family's (27 pairs): no test graph is
+# isomorphic to a training or validation graph
+RING_HELD_OUT = tuple((t, c) for t in range(1, 6) for c in range(1, 9) if (t, c) not in RING_FAMILY)
 
 
-def ring_graph_list(n, rng):
+def ring_graph_list(n, rng, counts=None):
     """``n`` graphs as ``(edge_index, n_nodes)`` and their labels (n,) in {0, 1}.
 
     Graph: k copies (k = 1..4, ``rng.integers(1, 5)``) of a base of p triangles and q 3-node chains,
     (p, q) drawn as ``RING_BASES[rng.integers(5)]`` first; nodes renumbered by ``rng.permutation(M)``
     (node j of the construction becomes node ``perm[j]``); ``edge_index`` (2, E) holds every edge in both
-    directions. Label 1 when the graph has at least three triangles (k p >= 3)."""
+    directions. Label 1 when the graph has at least three triangles (k p >= 3). With ``counts``, a list of
+    (triangles, chains) pairs, each graph's pair is ``counts[rng.integers(len(counts))]`` instead (no base, no k)."""
     graphs, labels = [], []
     for _ in range(n):
-        p, q = RING_BASES[rng.integers(len(RING_BASES))]
-        k = int(rng.integers(1, 5))
-        rings, chains = k * p, k * q
+        if counts is None:
+            p, q = RING_BASES[rng.integers(len(RING_BASES))]
+            k = int(rng.integers(1, 5))
+            rings, chains = k * p, k * q
+        else:
+            rings, chains = counts[rng.integers(len(counts))]
         M = 3 * (rings + chains)
         src, dst = [], []
         for i in range(rings + chains):
@@ -549,7 +560,9 @@ def ring_split(seed=0):
     """The ring-counting data set: ``{"train", "validation", "test"}``, each ``(graphs, labels)``.
 
     One ``rng = np.random.default_rng(seed)`` draws 300 + 100 + 200 graphs with ``ring_graph_list``, in
-    that order (training first). About two graphs in three have at least three rings. Made once per process
+    that order (training first); the test graphs' (triangles, chains) pairs are ``RING_HELD_OUT``, which no
+    training or validation graph has, so no test graph is isomorphic to one of them. About two graphs in three
+    have at least three rings. Made once per process
     (each call gets its own copy)."""
     return copy.deepcopy(_ring_split(seed))
 
@@ -559,7 +572,7 @@ def _ring_split(seed):
     rng = np.random.default_rng(seed)
     out = {}
     for part, n in RING_SPLIT.items():
-        out[part] = ring_graph_list(n, rng)
+        out[part] = ring_graph_list(n, rng, counts=RING_HELD_OUT if part == "test" else None)
     return out
 
 
@@ -581,3 +594,36 @@ def batch_graphs(graphs, index):
     X = np.stack([degree == 1, degree == 2], axis=1).astype(np.float64)
     graph_ids = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
     return edge_index, graph_ids, X
+
+
+def bag_of_nodes(graphs):
+    """Each graph as the sum of its nodes' features (those of ``batch_graphs``): (number of degree-1 nodes, number
+    of degree-2 nodes), float array (n_graphs, 2). A bag of nodes: it ignores who is connected to whom."""
+    out = np.zeros((len(graphs), 2))
+    for g, (edge_index, n_nodes) in enumerate(graphs):
+        degree = np.bincount(np.asarray(edge_index)[1], minlength=n_nodes)
+        out[g] = [np.sum(degree == 1), np.sum(degree == 2)]
+    return out
+
+
+def ring_baselines(seed=0):
+    """The first baselines of the ring data's test graphs, fitted on its training graphs: ``majority`` (the test
+    graphs' more frequent label), ``node_count`` (the best rule "at least t nodes" on the training graphs) and
+    ``bag_of_nodes`` (logistic regression, scikit-learn's defaults, on ``bag_of_nodes`` of each graph): test
+    accuracies. Made once per process."""
+    return dict(_ring_baselines(seed))
+
+
+@functools.lru_cache(maxsize=4)
+def _ring_baselines(seed):
+    from sklearn.linear_model import LogisticRegression
+
+    data = _ring_split(seed)
+    (train, y_train), (test, y_test) = data["train"], data["test"]
+    sizes = np.array([n for _, n in train])
+    cut = max(range(1, 50), key=lambda t: np.mean((sizes >= t) == y_train))
+    node_count = float(np.mean((np.array([n for _, n in test]) >= cut) == y_test))
+    model = LogisticRegression(max_iter=5000).fit(bag_of_nodes(train), y_train)
+    bag = float(np.mean(model.predict(bag_of_nodes(test)) == y_test))
+    majority = float(max(np.mean(y_test == 1), np.mean(y_test == 0)))
+    return (("majority", majority), ("node_count", node_count), ("bag_of_nodes", bag))
