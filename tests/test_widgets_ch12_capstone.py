@@ -84,3 +84,161 @@ def test_updates_under_100_ms_median(runs):
 def test_live_pictures_are_current_after_every_move(runs):
     assert_live_through_every_control(ch12.attention_explorer(runs=runs), max_full_draws=1)
     assert_live_through_every_control(ch12.ablation_explorer(runs=runs), max_full_draws=3)
+
+
+# ------------------------------------------------------------ issue 39: the numbers the chapter states, the checks
+
+def _pct(x) -> str:
+    return f"{100 * float(x):.1f} %"
+
+
+def _test_accuracy(ref, params, X, y):
+    We, be, P, g1, c1, Wq, Wk, Wv, Wm, bm, g2, c2, Wo, bo = params
+    E = ref.linear_forward(X, We, be) + P
+    Z = E + ref.attention_forward(ref.layernorm_forward(E, g1, c1), Wq, Wk, Wv)[0]
+    logits = ref.linear_forward(ref.layernorm_forward(Z, g2, c2).mean(axis=1), Wo, bo)
+    return float(np.mean(logits.argmax(axis=1) == y))
+
+
+@pytest.fixture(scope="module")
+def stated(ref):
+    """The numbers the chapter states, from its own runs: the ablation's four variants (10 epochs), the full model on
+    the test digits, SGD at lr 0.01, the full model trained 40 epochs, the baseline and the parameter counts."""
+    from dlcourse.drivers.ch12_capstone import digit_rows, logistic_baseline
+    X_train, y_train, X_val, y_val, X_test, y_test = digit_rows()
+    pieces = [getattr(ref, name) for name in ch12.PIECES]
+    runs = ch12.CapstoneRuns(train_capstone=ref.train_capstone, **{name: getattr(ref, name) for name in ch12.PIECES})
+    assert runs.error is None, runs.error
+    full = runs.results["full model"]["params"]
+    sgd = ref.train_capstone(*pieces, X_train, y_train, X_val, y_val, optimizer="sgd", lr=0.01)
+    longer = ref.train_capstone(*pieces, X_train, y_train, X_val, y_val, epochs=40)
+    numbers = {name: _pct(run["val_accuracy"][-1]) for name, run in runs.results.items()}
+    numbers.update(test=_pct(_test_accuracy(ref, full, X_test, y_test)),
+                   majority=_pct(np.bincount(y_test).max() / len(y_test)), logistic=_pct(logistic_baseline()),
+                   sgd_slow=_pct(sgd["val_accuracy"][-1]),
+                   longer=_pct(_test_accuracy(ref, longer["params"], X_test, y_test)))
+    used = [p for name, p in zip("We be P g1 c1 Wq Wk Wv Wm bm g2 c2 Wo bo".split(), full) if name not in ("Wm", "bm")]
+    counts = {"transformer": f"{sum(np.size(p) for p in used):,}", "logistic": f"{X_train[0].size * 10 + 10:,}",
+              "train": f"{len(y_train)}", "test": f"{len(y_test)}"}
+    return numbers, counts
+
+
+def _prose(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_numbers_the_chapter_states_are_its_own(stated):
+    """Every accuracy the notebook's prose and its contract in solutions/README.md state is one its own runs give,
+    where they say it: the baseline (a logistic regression) wins, and the prose says so with the chapter's numbers."""
+    import re
+
+    from autograder.course import ROOT, Chapter
+    numbers, counts = stated
+    cells = Chapter.load("ch12_capstone").source.cells
+    notebook = _prose(" ".join(c.source for c in cells if c.cell_type == "markdown"))
+    readme = (ROOT / "solutions" / "README.md").read_text()
+    readme = _prose(readme[readme.index("## ch12_capstone"):][:12000].split("\n## ", 1)[0])
+    for text in (notebook, readme):
+        found = set(re.findall(r"\d+\.\d %", text))
+        assert found and found <= set(numbers.values()), (sorted(found - set(numbers.values())), numbers)
+    n = numbers
+    for phrase in (f"most frequent test label ({n['majority']}). The reference reaches {n['test']}",
+                   f"the same {counts['train']} training digits gets {n['logistic']} of the same test digits right",
+                   f"the reference full model gets {n['test']} and a logistic regression on the raw pixels "
+                   f"{n['logistic']}, with {counts['logistic']} parameters against the {counts['transformer']} the "
+                   "transformer uses",
+                   f"trained for 40 epochs, four times this chapter's run, gets {n['longer']}",
+                   f"the reference with SGD gets {n['sgd_slow']} of the validation digits",
+                   f"a logistic regression on the raw pixels gets {n['logistic']} of the test digits"):
+        assert phrase in notebook, phrase
+    assert float(n["logistic"][:-2]) > float(n["longer"][:-2]) > float(n["test"][:-2])  # "the baseline wins"
+    for phrase in (f"reference: {n['test']} against {n['majority']}", f"training digits, {n['logistic']}",
+                   f"trained 40 epochs: {n['longer']}", f"full {n['full model']}",
+                   f"without layer norm {n['without layer norm']}",
+                   f"SGD at lr 0.1 {n['SGD instead of Adam (lr 0.1)']}",
+                   f"without attention {n['without attention (MLP on the tokens)']}", f"({n['test']})"):
+        assert phrase in readme, phrase
+
+
+def _release_cell(grade_id: str) -> str:
+    import nbformat
+
+    from autograder.course import grade_id as gid
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path("ch12_capstone")), as_version=4)
+    return next(c.source for c in release.cells if gid(c) == grade_id)
+
+
+def test_the_loops_checks_the_student_sees_catch_a_forgotten_residual_and_gradients_computed_beside_the_pieces():
+    """Issue 39: the public checks of train_capstone (the release's cell) pass for the reference and fail for a loop
+    that drops the residual's gradient path, or hands adam_step a weight gradient it computed itself (even a right
+    one) beside the piece it called."""
+    from autograder.quickcheck import run_test_cell
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    public = _release_cell("test_train_capstone")
+    assert "### BEGIN HIDDEN TESTS" not in public and "alter=ALTER" in public
+    assert run_test_cell(namespace("ch12_capstone"), public) is None
+    wrong = load("ch12_capstone")["train_capstone"]
+    for mistake, check in (("residual_gradient_forgotten", "the first step's 14 gradients"),
+                           ("classifier_gradient_computed_inline", "every step hands adam_step exactly")):
+        failure = run_test_cell(namespace("ch12_capstone", {"train_capstone": wrong[mistake]}), public)
+        assert failure is not None and check in failure, (mistake, failure)
+
+
+HONEST_EDITS = {
+    # the residual's and the block's gradients at E through linear_backward separately, then added up
+    "split_residual": (("            dE = dZ + dE2\n            grads[2] = dE.sum(axis=0)\n"
+                        "            _, grads[0], grads[1] = linear_backward(dE, X, We)\n",
+                        "            _, dWe1, dbe1 = linear_backward(dZ, X, We)\n"
+                        "            _, dWe2, dbe2 = linear_backward(dE2, X, We)\n"
+                        "            grads[0], grads[1] = dWe1 + dWe2, dbe1 + dbe2\n"
+                        "            grads[2] = dZ.sum(axis=0) + dE2.sum(axis=0)\n"),),
+    # the tokens flattened to (B * T, features) through the embedding, keyword arguments, t by keyword
+    "flattened_tokens": (("        E = linear_forward(X, We, be) + P\n",
+                          "        E = linear_forward(X.reshape(-1, F), We, be).reshape(len(X), T, d) + P\n"),
+                         ("            _, grads[0], grads[1] = linear_backward(dE, X, We)\n",
+                          "            _, grads[0], grads[1] = linear_backward(dY=dE.reshape(-1, d), "
+                          "X=X.reshape(-1, F), W=We)\n"),
+                         ("adam_step(params[i], grads[i], ms[i], vs[i], t, lr=lr)",
+                          "adam_step(params[i], grads[i], ms[i], vs[i], t=t, lr=lr)")),
+}
+
+
+@pytest.mark.parametrize("variation", list(HONEST_EDITS))
+def test_honest_variations_of_the_loop_pass_its_checks(variation):
+    """Honest work never loses points: a loop that adds up the pieces' gradients its own way passes every check of
+    test_train_capstone (public and hidden), the trace included."""
+    from autograder.course import Chapter, grade_id, strip_solution_markers
+    from autograder.quickcheck import run_test_cell
+    from autograder.reference import namespace
+    chapter = Chapter.load("ch12_capstone")
+    loop = next(strip_solution_markers(c.source) for c in chapter.cells("solution") if grade_id(c) == "train_capstone")
+    for old, new in HONEST_EDITS[variation]:
+        assert loop.count(old) == 1, old
+        loop = loop.replace(old, new)
+    cell = next(c.source for c in chapter.cells("tests") if grade_id(c) == "test_train_capstone")
+    assert run_test_cell(namespace("ch12_capstone", {"train_capstone": loop}), cell) is None
+
+
+def test_torch_in_a_piece_or_the_loop_fails_the_traced_run(ref):
+    """The driver runs the loop under from_scratch: a backward pass by torch autograd fails it in the student's kernel
+    as under the grader."""
+    from dlcourse.drivers.ch12_capstone import train_traced
+
+    def linear_backward(dY, X, W):
+        import torch
+        Xt, Wt = torch.tensor(X, requires_grad=True), torch.tensor(W, requires_grad=True)
+        bt = torch.zeros(W.shape[1], dtype=torch.float64, requires_grad=True)
+        ((Xt @ Wt + bt) * torch.tensor(dY)).sum().backward()
+        return Xt.grad.numpy(), Wt.grad.numpy(), bt.grad.numpy()
+
+    rng = np.random.default_rng(0)
+    X, y = rng.random((9, 5, 6)), rng.integers(0, 10, 9)
+    pieces = {name: getattr(ref, name) for name in ch12.PIECES}
+    small = dict(d_model=4, epochs=1, batch_size=4)
+    run = train_traced(ref.train_capstone, *pieces.values(), X[:6], y[:6], X[6:], y[6:], alter=1e-3, **small)
+    assert np.all(np.sqrt(run["diff_sq"]) <= 1e-9 * np.sqrt(run["traced_sq"]) + 1e-12) and len(run["ts"]) == 2 * 14
+    pieces["linear_backward"] = linear_backward
+    with pytest.raises(AssertionError, match="from scratch"):
+        train_traced(ref.train_capstone, *pieces.values(), X[:6], y[:6], X[6:], y[6:], **small)
