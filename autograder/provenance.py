@@ -542,6 +542,21 @@ def _globals_use(node) -> bool:
         isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_globals_call(node.func.value))
 
 
+def _depth(code: str) -> int:
+    """How deeply a cell's syntax tree nests (0 when it does not parse)."""
+    try:
+        stack, deepest = [(ast.parse(code), 1)], 0
+    except (SyntaxError, ValueError):
+        return 0
+    except (RecursionError, MemoryError):
+        return 1 << 30  # deeper than the parser goes
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack += [(child, depth + 1) for child in ast.iter_child_nodes(node)]
+    return deepest
+
+
 def _names(node) -> set[str]:
     """Every name a piece of code loads."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -614,6 +629,16 @@ def refusals(notebook, chapter: str, graded) -> list[Refusal]:
     """The graded names of ``chapter`` (``graded``, in order) that the notebook's code refuses, each with its
     first offending reference; every one of them when the notebook's own top-level code tampers."""
     cells = cells_of(notebook)
+    try:
+        return _refusals(cells, chapter, graded)
+    except (RecursionError, MemoryError) as exc:  # code nested far deeper than any honest answer: not read
+        student = [c for c in cells if c.kind != "given"] or [Cell(0, "scratch", None, "")]
+        where = max(student, key=lambda c: _depth(c.code))
+        found = Finding(f"code nested too deeply to be read ({type(exc).__name__})", where, 1)
+        return [Refusal(name, found, True) for name in graded]
+
+
+def _refusals(cells: list[Cell], chapter: str, graded) -> list[Refusal]:
     nb = _Notebook(cells)
     homes = {c.grade_id: c for c in cells if c.kind == "answer"}
     exempt = TORCH_ANSWERS.get(chapter, frozenset())

@@ -158,6 +158,7 @@ TAMPERING = {
     "the watch patched by a function": ("import dlcourse.testing as t\ndef _quiet():\n"
                                         "    t.Watch.observations = lambda self: {}\n_quiet()\n"),
     "exec": "exec('import torch')\n",
+    "code nested beyond reading": "_deep = np" + ".T" * 20000 + "\n",
     "a class body": "import sys\nclass _Quiet:\n    sys.modules['dlcourse.testing'].Watch.observations = dict\n",
 }
 
