@@ -54,8 +54,8 @@ def train_traced(train_digits, init_weights, orthogonal_init, layernorm_forward,
     dx.T @ (x - b1)`` (``x`` the input it was given); ``W2`` and ``b2`` the ``dlogits.T @ h`` and column sums of
     ``dlogits = (softmax(logits) - onehot(y)) / N`` for the step's ``cross_entropy(logits, y)`` call, ``h``
     the ReLU of the step's ``layernorm_forward`` result. ``dy_error`` (per step) compares the ``dy`` given to
-    ``layernorm_backward`` with ``(dlogits @ W2) * (h > 0)``. ``first_step``: the ``(param, grad)`` pairs of the
-    first step's ``adam_step`` calls.
+    ``layernorm_backward`` with ``(dlogits @ W2) * (h > 0)``. ``first_step``, ``last_step``: the ``(param, grad)``
+    pairs of the first and of the last step's ``adam_step`` calls.
 
     The loop runs watched as ``from_scratch`` watches (a run driver is not watched by the grader's calls):
     ``scratch`` is the failure message when it called into torch (or ran threads, or changed the trace
@@ -117,6 +117,7 @@ def train_traced(train_digits, init_weights, orthogonal_init, layernorm_forward,
     out["dy_error"] = np.array([dy for _, dy in trace], dtype=np.float64)
     out["backward_calls"] = np.array([step["backward_calls"] for step in steps], dtype=np.float64)
     out["first_step"] = [[p, g] for p, g in steps[0]["calls"]] if steps else []
+    out["last_step"] = [[p, g] for p, g in steps[-1]["calls"]] if steps else []
     return out
 
 

@@ -311,18 +311,29 @@ def distillation_grad(student_logits, teacher_logits, T):
              "    rng = np.random.default_rng(seed)\n    first = rng.permutation(len(X_train))\n"),
             ("        order = rng.permutation(len(X_train))\n",
              "        order = first if epoch == 0 else rng.permutation(len(X_train))\n")),
+        # right gradients, but not layernorm_backward's: the layer norm's backward written again in the loop
+        "computes_the_layer_norm_gradient_itself": swap(
+            "                dz, dgamma, dbeta = layernorm_backward(dh, z, params[-4])\n",
+            "                mu, s = z.mean(axis=1, keepdims=True), np.sqrt(z.var(axis=1, keepdims=True) + 1e-5)\n"
+            "                zh, gg = (z - mu) / s, dh * params[-4]\n"
+            "                dz = (gg - gg.mean(axis=1, keepdims=True) - zh * (gg * zh).mean(axis=1, keepdims=True)) / s\n"
+            "                dgamma, dbeta = (dh * zh).sum(axis=0), dh.sum(axis=0)\n"),
     },
 }
 
-# Mistakes that must also fail the digits-network check: a wrong backward through batch norm fails
-# the network's gradient check; broken dropout, momentum or initialisation spoil the recipe.
+# Mistakes that must also fail the digits-network checks. test_digits_recipe compares the gradient the student's
+# train_digits hands adam_step with finite differences of the loss (the grader's own forward pass): a wrong
+# layer norm, forward or backward, or a wrong step of the loop's chain rule fails it, as does a gradient that is
+# right but not taken from layernorm_backward's (scaled) results.
 INTEGRATION = {
-    "test_digits_recipe": ["batchnorm_backward/variance_treated_as_constant",
-                           "batchnorm_backward/mean_treated_as_constant", "batchnorm_backward/gamma_forgotten_in_dx",
-                           "batchnorm_backward/default_eps_1e-3",
-                           "batchnorm_forward/normalises_with_unbiased_var", "dropout/no_rescaling",
-                           "sgd_momentum_step/dampened_buffer", "init_weights/transposed_shape"],
+    "test_digits_recipe": ["layernorm_backward/variance_treated_as_constant",
+                           "layernorm_backward/mean_treated_as_constant", "layernorm_backward/dx_without_gamma",
+                           "layernorm_forward/unbiased_var", "train_digits/relu_mask_forgotten",
+                           "train_digits/weight_norm_gradient_not_projected",
+                           "train_digits/computes_the_layer_norm_gradient_itself"],
     # the digits are easy: a subtly wrong piece still trains (test_train_digits catches those step by step);
-    # a loss gradient without the target, or transposed weights, cannot learn them
-    "test_digits_heldout": ["train_digits/forgets_the_one_hot", "init_weights/transposed_shape"],
+    # a loss gradient without the target, or transposed weights, cannot learn them; a loop whose gradients are
+    # not its pieces' results fails the trace
+    "test_digits_heldout": ["train_digits/forgets_the_one_hot", "init_weights/transposed_shape",
+                            "train_digits/computes_the_layer_norm_gradient_itself"],
 }
