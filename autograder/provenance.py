@@ -174,19 +174,15 @@ class _Notebook:
         self.given_imports: set[tuple[str, str]] = set()
         self.trees: dict[Cell, ast.Module] = {}
         for cell in cells:
-            try:
-                tree = ast.parse(cell.code)
-            except SyntaxError:
+            tree = _parsed(cell.code)
+            if tree is None:
                 continue  # it does not run: it binds nothing
             self.trees[cell] = tree
             self._collect(cell, tree.body, {})
-            if cell.kind != "given":
-                for node in ast.walk(tree):
-                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                        for inner in ast.walk(node):
-                            if isinstance(inner, ast.Global):
-                                for name in inner.names:
-                                    self._bind(name, _Binding("code", cell, node))
+            if cell.kind != "given":  # a function's ``global name``: the name is bound to what the function does
+                for stmt in tree.body:
+                    for name in _declared_global(stmt):
+                        self._bind(name, _Binding("code", cell, stmt))
         self._mutating_calls()
 
     def _mutating_calls(self) -> None:
@@ -562,15 +558,30 @@ def _names(node) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(code: str) -> ast.Module | None:
+    """A cell's syntax tree (shared, never changed: the given cells of a class are parsed once), None if invalid."""
+    try:
+        return ast.parse(code)
+    except SyntaxError:
+        return None
+
+
+def _declared_global(stmt) -> tuple[str, ...]:
+    """The names a function inside this top-level statement declares ``global``."""
+    return tuple(name for n in ast.walk(stmt) if isinstance(n, ast.Global) for name in n.names)
+
+
 def _mutated_globals(node) -> set[str]:
     """The global names whose contents a definition changes: stores into their items or attributes, their
     mutating methods, setattr on them (every name bound anywhere inside it counts as its own)."""
-    own = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    own |= {a.arg for n in ast.walk(node) if isinstance(n, ast.arguments)
+    nodes = list(ast.walk(node))
+    own = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    own |= {a.arg for n in nodes if isinstance(n, ast.arguments)
             for a in n.args + n.posonlyargs + n.kwonlyargs + [x for x in (n.vararg, n.kwarg) if x is not None]}
-    declared = {name for n in ast.walk(node) if isinstance(n, ast.Global) for name in n.names}
+    declared = {name for n in nodes if isinstance(n, ast.Global) for name in n.names}
     found = set()
-    for n in ast.walk(node):
+    for n in nodes:
         target = None
         if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.ctx, (ast.Store, ast.Del)):
             target = n.value

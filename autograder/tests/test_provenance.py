@@ -218,3 +218,13 @@ def test_given_helpers_may_be_imported_again():
 def test_a_test_cell_refers_to_the_names_it_loads():
     assert provenance.refers_to("x = layernorm_backward(1)\n# batchnorm_backward\n", {"layernorm_backward",
                                 "batchnorm_backward"}) == {"layernorm_backward"}
+
+
+def test_the_ch08_shortcut_is_refused_by_its_source():
+    """The registered ch08 shortcut (torch autograd, the watch's report forged from inside the function) is refused
+    where it is written, whatever the sandbox would report."""
+    from autograder.tests import shortcuts
+    entry = shortcuts.load()[CH]["torch_norm_backward_forged_watch"]
+    refused = _refused(CH, _notebook(CH, entry["replace"], entry.get("append", [])))
+    assert set(refused) == shortcuts.replaced(entry)
+    assert all(r.message.endswith("it refers to `torch` (line 4 of its cell)") for r in refused.values())
