@@ -251,6 +251,17 @@ def transformer_block(X, params, n_heads, mask=None):
             ("    for t in range(1, steps + 1):\n", "    count = 0\n    for step in range(1, steps + 1):\n"),
             ("        for name in P:\n", "        for name in P:\n            count += 1\n            t = count\n")),
         'loss_summed_not_averaged': swap("dlogits /= batch * context", "dlogits /= batch"),
+        # issue 39: gradients that do not come from what the backward pieces returned
+        'pos_gradient_of_the_first_window': swap('grads["pos"] = dX.sum(axis=0)', 'grads["pos"] = dX[0]'),
+        'final_gain_gradient_written_inline': swap(
+            'dH, grads["lnf_g"], grads["lnf_b"] = layernorm_backward(dlogits @ P["W_out"], H, P["lnf_g"])',
+            'dH, _, grads["lnf_b"] = layernorm_backward(dlogits @ P["W_out"], H, P["lnf_g"])\n'
+            '        grads["lnf_g"] = ((dlogits @ P["W_out"]) * H).sum(axis=(0, 1))'),
+        'gradients_clipped_before_adam': swap(
+            "        for name in P:\n            m[name]",
+            "        norm = np.sqrt(sum((g ** 2).sum() for g in grads.values()))\n"
+            "        grads = {k: g * min(1.0, 1.0 / (norm + 1e-6)) for k, g in grads.items()}\n"
+            "        for name in P:\n            m[name]"),
     },
     'sample_token': {
         'multiplies_by_temperature': swap(') / temperature', ') * temperature'),
