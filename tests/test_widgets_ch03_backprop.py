@@ -108,11 +108,13 @@ def test_train_traced_follows_the_backward_into_the_step(ref):
     assert np.array_equal(run["grad_gaps"], np.zeros(4)) and run["calls"].count("sgd_step") == 4
     assert ref.Value.backward is ref.Value.__dict__["backward"] and "traced" not in repr(ref.Value.backward)
 
-    def nudged_step(params, lr):
-        for p in params:
-            p.grad += 1e-12
-        ref.sgd_step(params, lr)
-    run = train_traced(ref.train_mlp, ref.MLP, ref.zero_grad, nudged_step, X, y, X, y, **settings)
+    def nudging_loop(MLP, zero_grad, sgd_step, *data, **kwargs):     # changes .grad between backward and step
+        def nudged_step(params, lr):
+            for p in params:
+                p.grad += 1e-12
+            sgd_step(params, lr)
+        return ref.train_mlp(MLP, zero_grad, nudged_step, *data, **kwargs)
+    run = train_traced(nudging_loop, ref.MLP, ref.zero_grad, ref.sgd_step, X, y, X, y, **settings)
     assert np.all(run["grad_gaps"] > 0) and np.all(np.isfinite(run["grad_gaps"]))
 
     def no_backward_loop(MLP, zero_grad, sgd_step, X_train, y_train, X_val, y_val, **kwargs):

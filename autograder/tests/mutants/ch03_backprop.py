@@ -214,5 +214,6 @@ def jvp(f, x, v):
 # check fail: the student's own pieces then fail to train.
 INTEGRATION = {
     "test_train_moons": ["train_mlp/no_zero_grad", "train_mlp/updates_before_backward", "zero_grad/does_nothing",
-                         "sgd_step/adds_the_gradient", "Value/mul_backward_swapped", "MLP/relu_on_the_last_layer"],
+                         "sgd_step/adds_the_gradient", "Value/mul_backward_swapped", "MLP/relu_on_the_last_layer",
+                         "train_mlp/clips_the_gradients"],
 }

@@ -270,5 +270,6 @@ INTEGRATION = {
                            "conv2d_backward/dW_mean_over_the_batch", "conv2d/flipped_kernel"],
     "test_numpy_cnn": ["max_pool2d_backward/spread_like_average_pooling",
                        "max_pool2d_backward/gradient_to_the_window_corner", "conv2d_backward/dX_without_flip",
-                       "conv2d_backward/dX_overwrites_instead_of_accumulating"],
+                       "conv2d_backward/dX_overwrites_instead_of_accumulating",
+                       "train_cnn/adds_weight_decay_to_the_gradients"],
 }
