@@ -221,7 +221,7 @@ class _Notebook:
     def _collect(self, cell: Cell, body, keys: dict) -> None:
         for stmt in body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self._bind(stmt.name, _Binding("helper" if cell.kind == "given" else "code", cell, stmt))
+                self._bind(stmt.name, _Binding(self._given_kind(stmt) if cell.kind == "given" else "code", cell, stmt))
                 continue
             if isinstance(stmt, (ast.Import, ast.ImportFrom)):
                 self._collect_import(cell, stmt)
@@ -231,7 +231,7 @@ class _Notebook:
                     isinstance(stmt.iter, (ast.List, ast.Tuple, ast.Set)) and \
                     all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in stmt.iter.elts):
                 inner[stmt.target.id] = tuple(e.value for e in stmt.iter.elts)
-            kind = "helper" if cell.kind == "given" else "code"
+            kind = self._given_kind(stmt) if cell.kind == "given" else "code"
             for name in self._stored(stmt, inner):
                 binding = _Binding(kind, cell, stmt, keys=tuple(inner.items()))
                 if name is None:
@@ -244,6 +244,13 @@ class _Notebook:
                 self._collect(cell, handler.body, inner)
             for case in getattr(stmt, "cases", []) or []:
                 self._collect(cell, case.body, inner)
+
+    def _given_kind(self, stmt) -> str:
+        """What a given cell's definition or statement is: a helper the course hands out, or code to read when an
+        answer reaches it because it uses torch (a model built in a given cell is no NumPy)."""
+        torch_names = {name for name, bindings in self.bindings.items() for b in bindings
+                       if b.kind == "module" and b.cell.kind == "given" and _top(b.module.partition(":")[0]) in TORCH}
+        return "code" if _names(stmt) & torch_names else "helper"
 
     def _collect_import(self, cell: Cell, stmt) -> None:
         for alias in stmt.names:
@@ -369,7 +376,7 @@ class _Reader:
         top = _top(module)
         if binding.cell.kind == "given" and top not in TORCH:
             return None  # what the course hands out: numpy, its helpers
-        if imported and (module, imported) in self.nb.given_imports:
+        if imported and (module, imported) in self.nb.given_imports and top not in TORCH:
             return None  # the same helper a given cell imports
         if top in ALLOWED_MODULES and not module.startswith(".") and imported not in ESCAPE_ATTRIBUTES | NUMPY_DOORS:
             return None
@@ -487,7 +494,7 @@ class _Reader:
             for alias in node.names:
                 module = alias.name if isinstance(node, ast.Import) else "." * node.level + (node.module or "")
                 imported = "" if isinstance(node, ast.Import) else alias.name
-                if imported and (module, imported) in self.nb.given_imports:
+                if imported and (module, imported) in self.nb.given_imports and _top(module) not in TORCH:
                     continue
                 if _top(module) in ESCAPE_MODULES or imported in ESCAPE_ATTRIBUTES:
                     return self.found(f"`{module}`", cell, line, via, True)

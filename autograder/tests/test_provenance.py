@@ -42,6 +42,13 @@ def _notebook(chapter: str, replace: dict | None = None, append=()) -> nbformat.
     return nb
 
 
+def _notebook_with(nb, replace: dict) -> nbformat.NotebookNode:
+    for cell in nb.cells:
+        if role(cell) == "solution" and grade_id(cell) in replace:
+            cell.source = replace[grade_id(cell)]
+    return nb
+
+
 def _refused(chapter: str, nb) -> dict[str, provenance.Refusal]:
     return {r.name: r for r in provenance.refusals(nb, chapter, graded_names(Chapter.load(chapter).source))}
 
@@ -189,6 +196,14 @@ def test_torch_answers_are_those_of_the_contract():
     assert marked == {chapter: set(names) for chapter, names in provenance.TORCH_ANSWERS.items()}
     for chapter, names in provenance.TORCH_ANSWERS.items():
         assert names <= set(graded_names(Chapter.load(chapter).source)), chapter
+    given = copy.deepcopy(_notebook("ch04_cnn"))  # a torch model built by a given cell is no NumPy either
+    given.cells.insert(next(i for i, c in enumerate(given.cells) if role(c) == "solution"),
+                       nbformat.v4.new_code_cell("_model = nn.Linear(4, 4)\n"))
+    given.cells.append(nbformat.v4.new_code_cell("def _helper(x):\n    return _model(x)\n"))
+    given.cells[-1].metadata["tags"] = ["scratch"]
+    refused = _refused("ch04_cnn", _notebook_with(given, {"conv2d": "def conv2d(X, W, b=None, stride=1, padding=0):"
+                                                                    "\n    return _helper(X)\n"}))
+    assert set(refused) == {"conv2d"} and "`nn` (torch)" in refused["conv2d"].message, refused
     cnn = Chapter.load("ch04_cnn")
     assert _refused("ch04_cnn", _notebook("ch04_cnn")) == {}
     sneaky = {"build_digits_cnn": "import torch\ndef build_digits_cnn(*args):\n    return torch.nn.Linear(64, 10)\n",
