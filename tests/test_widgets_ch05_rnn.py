@@ -134,7 +134,11 @@ def test_heldout_baselines_count_on_training_text_and_score_held_out_text():
 
 
 def test_char_rnn_driver_trains_and_samples(ref):
-    """The superseded driver (the loop is the student's now) keeps working for released notebooks."""
+    """The superseded driver (the loop is the student's now) keeps working for released notebooks, from compat."""
+    from dlcourse.compat import ch05_rnn as compat
+    from dlcourse.drivers import ch05_rnn as drivers
+    assert ch05.train_char_rnn is compat.train_char_rnn is drivers.train_char_rnn
+    assert "train_char_rnn" not in ch05.__all__
     text = ch05.zen_of_python()
     assert text.startswith("The Zen of Python") and len(text) > 800
     unigram, bigram = ch05.unigram_bigram_entropy(text)
@@ -175,3 +179,25 @@ def test_trained_lstm_gate_picture_is_current_after_every_move(ref):
 
 def test_lstm_gate_picture_is_current_after_every_move(ref):
     assert_live_through_every_control(build(ch05.lstm_gate_explorer, ref), max_full_draws=1)
+
+
+def test_numbers_the_chapter_states_are_its_own_run(ref):
+    """§ 3 states the test text's baselines and the reference RNN's loss there: they are those of the run."""
+    import re
+
+    from autograder.course import Chapter
+    from dlcourse.data import language_reference
+    prose = " ".join(c.source for c in Chapter.load("ch05_rnn").cells("prose"))
+    corpus = language_reference()
+    run = ref.train_char_rnn(ref.rnn_forward, ref.rnn_backward, ref.clip_grad_norm, ref.adam_step, corpus["train"],
+                             corpus["validation"][:6000])
+    chars = "".join(sorted(set(corpus["train"])))
+    model = ch05.char_rnn_cross_entropy(corpus["test"], *run["params"], chars)
+    unigram, bigram = ch05.heldout_baselines(corpus["train"], corpus["test"])
+    trigram = ch05.heldout_trigram(corpus["train"], corpus["validation"], corpus["test"])["cross_entropy"]
+    stated = re.search(r"\((\d\.\d\d) nats on the test\s+text; the unigram model scores (\d\.\d\d)\)\. "
+                       r"The reference reaches about (\d\.\d\d)", prose)
+    wins = re.search(r"scores\s+(\d\.\d\d) nats on the test text, better than the RNN", prose)
+    assert stated and wins, "the sentences that state the numbers changed: update this test"
+    assert stated.groups() == (f"{bigram:.2f}", f"{unigram:.2f}", f"{model:.2f}") and wins.group(1) == f"{trigram:.2f}"
+    assert trigram < model <= bigram - 0.15        # what the chapter says: the count model wins, the check passes
