@@ -4,6 +4,7 @@ the first offending reference. AST only: no sandbox, no grading."""
 from __future__ import annotations
 
 import copy
+import functools
 import re
 
 import nbformat
@@ -31,7 +32,7 @@ def layernorm_backward(dy, x, gamma, eps=1e-5):
 def _notebook(chapter: str, replace: dict | None = None, append=()) -> nbformat.NotebookNode:
     """The chapter's source with its reference answers (``replace`` overriding some) and scratch cells appended,
     as ``sanitize`` hands it to the grader (tests and prose are not read)."""
-    nb = copy.deepcopy(Chapter.load(chapter).source)
+    nb = copy.deepcopy(_source(chapter).source)
     for cell in nb.cells:
         if role(cell) == "solution":
             cell.source = (replace or {}).get(grade_id(cell), strip_solution_markers(cell.source))
@@ -49,8 +50,13 @@ def _notebook_with(nb, replace: dict) -> nbformat.NotebookNode:
     return nb
 
 
+@functools.cache
+def _source(chapter: str) -> Chapter:
+    return Chapter.load(chapter)  # read once for the module; copied before any change
+
+
 def _refused(chapter: str, nb) -> dict[str, provenance.Refusal]:
-    return {r.name: r for r in provenance.refusals(nb, chapter, graded_names(Chapter.load(chapter).source))}
+    return {r.name: r for r in provenance.refusals(nb, chapter, graded_names(_source(chapter).source))}
 
 
 def _body(lines: str, head: str = "") -> str:
