@@ -23,6 +23,18 @@ from .result import HandGrade, SubmissionResult
 METADATA = "dlcourse"  # set by nbgrader_plugin.SandboxedExecute: the grader's result for this notebook
 
 
+class GetGradesPending(GetGrades):
+    """``GetGrades``, but a written answer still to be graded by hand has no score (nbgrader's is 0 until a
+    person grades it): the page says "to be graded by hand", as ``make grade``'s does, not ``0 / 2``."""
+
+    def _get_score(self, cell, resources):
+        super()._get_score(cell, resources)
+        if cell.cell_type == "markdown" and is_solution(cell) and self.gradebook.find_grade(
+                cell.metadata.nbgrader["grade_id"], self.notebook_id, self.assignment_id,
+                self.student_id).needs_manual_grade:
+            cell.metadata.nbgrader["score"] = None
+
+
 class CourseSummary(NbGraderPreprocessor):
     """After ``GetGrades``: the course's summary on top (the grader's verdicts, the gradebook's scores),
     and each hand-graded answer followed by its score and the grader's comment, escaped."""
@@ -68,5 +80,5 @@ class CourseFeedbackExporter(Exporter):
 
 
 def configure(c, hide_hidden_tests) -> None:
-    c.GenerateFeedback.preprocessors = [GetGrades, hide_hidden_tests, CourseSummary]
+    c.GenerateFeedback.preprocessors = [GetGradesPending, hide_hidden_tests, CourseSummary]
     c.GenerateFeedback.exporter_class = CourseFeedbackExporter

@@ -37,6 +37,7 @@ import socket
 import stat
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.error
 import urllib.request
@@ -56,8 +57,11 @@ INSTRUCTOR_PLUGINS = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-
 INSTRUCTOR_SERVER_EXTENSIONS = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
 
 
+STARTED = time.monotonic()
+
+
 def say(text: str) -> None:
-    print(f"hub: {text}", flush=True)
+    print(f"hub: [{time.monotonic() - STARTED:4.0f} s] {text}", flush=True)
 
 
 def refuse(text: str) -> None:
@@ -201,6 +205,13 @@ def make_account(state: dict, name: str) -> str:
     run("chpasswd", input=f"{name}:{password}\n")
     home = Path(pwd.getpwnam(name).pw_dir)
     home.chmod(0o700)
+    # a terminal in the lab is a login shell (bash -l), whose /etc/profile resets PATH: the class's environment
+    # first again (nbgrader, jupyter, python), as the servers have it
+    with open(home / ".profile", "a") as profile:
+        profile.write(f'\n# make hub: the class\'s environment first (nbgrader, jupyter, python)\n'
+                      f'PATH="{HUB_DIR / "venv" / "bin"}:$PATH"\n')
+    account = pwd.getpwnam(name)
+    os.chown(home / ".profile", account.pw_uid, account.pw_gid)
     return password
 
 
@@ -213,13 +224,154 @@ def as_user(name: str, *argv, cwd: str, env: dict | None = None) -> subprocess.C
 
 
 def build_environment(state: dict) -> None:
-    """The class's environment: the lock's pins for the learner's packages and jupyterhub (jupyterhub-singleuser),
-    the course's package installed non-editable from a copy of its sources (the checkout is left untouched)."""
+    """The class's environment: the learner's packages (what Binder installs) and jupyterhub
+    (jupyterhub-singleuser) at requirements.lock's versions, and the course's package installed non-editable
+    from a copy of its sources (the checkout is left untouched). Copied from this environment (.venv, which
+    make setup installed from the lock) when it can serve, else installed by pip."""
     venv = Path(state["venv"])
-    run(PYTHON, "-m", "venv", venv)
-    # byte-compiled once at the end, on every core (pip compiles on one; the accounts cannot write .pyc there)
+    started = time.monotonic()
+    reason = why_not_copied()
+    if reason is None:
+        say("  copying the learner's packages and jupyterhub from this environment (make setup installed them "
+            f"from the lock: {sys.prefix}); not its test tools, not its editable dlcourse")
+        run(PYTHON, "-m", "venv", "--without-pip", venv)
+        copy_packages(venv)
+    else:
+        say(f"  installing with pip ({reason})")
+        run(PYTHON, "-m", "venv", venv)
+        install_packages(venv)
+    say(f"  the learner's packages: {time.monotonic() - started:.0f} s")
+    # dlcourse alone, as a wheel built here: the grader (autograder/) stays out of the students' reach, and with
+    # it the self-check, which would fail here without solutions/ (the notebook then says the grader is not there)
+    source = HUB_DIR / "build" / "course-package"
+    source.mkdir(parents=True)
+    shutil.copy2(ROOT / "pyproject.toml", source / "pyproject.toml")
+    shutil.copytree(ROOT / "dlcourse", source / "dlcourse", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    say("  the course's package dlcourse, not editable (not its grader: no solutions, no hidden tests)")
+    wheels = HUB_DIR / "build" / "wheel"
+    run(sys.executable, "-m", "pip", "--disable-pip-version-check", "wheel", "--no-deps", "--no-build-isolation",
+        "--wheel-dir", wheels, source)
+    run(venv / "bin" / "python", "-m", "pip", "--disable-pip-version-check", "install", "--no-deps", "--no-index",
+        "--no-compile", *wheels.glob("dlcourse-*.whl"))
+    (venv / "bin" / "dlcourse-check").unlink(missing_ok=True)  # the grader's command: not the students'
+    shutil.rmtree(HUB_DIR / "build")
+    say("  byte-compiling what is not yet")
+    run(venv / "bin" / "python", "-m", "compileall", "-q", "-j", "0", venv / "lib", check=False)
+    # the course's JupyterLab settings for everybody (as make setup and Binder install them); not student/
+    etc = venv / "etc" / "jupyter"
+    for item in (ROOT / "jupyter-config").iterdir():
+        if item.name in ("student", "README.md"):
+            continue
+        if item.is_dir():
+            shutil.copytree(item, etc / item.name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(item, etc / item.name)
+    run(venv / "bin" / "python", "-c", "import matplotlib.pyplot", env={**os.environ, "MPLBACKEND": "Agg",
+                                                                      "MPLCONFIGDIR": str(HUB_DIR / "build-mpl")})
+    shutil.rmtree(HUB_DIR / "build-mpl", ignore_errors=True)
+    # root's, read-only for everybody else, whatever this environment's owner and modes were
+    run("chown", "-R", "--no-dereference", "root:root", venv)
+    run("chmod", "-R", "u+rwX,go+rX,go-w", venv)
+    leaks = [str(p) for p in [*(venv / "bin").iterdir(), *venv.glob("lib/python*/site-packages/*.pth"),
+                              *venv.glob("lib/python*/site-packages/*.dist-info/direct_url.json")]
+             if p.is_file() and not p.is_symlink() and any(
+                 text.encode() in p.read_bytes() for text in {str(ROOT), sys.prefix, os.path.realpath(sys.prefix)})]
+    if leaks:
+        raise RuntimeError(f"the class's environment points into {ROOT} or {sys.prefix}: {leaks[:5]}")
+
+
+def learner_packages() -> set[str]:
+    """The learner's packages (Binder's: binder/resolve.py's DIRECT) and jupyterhub, with all they need, the
+    extras they ask for too (nbconvert's bleach[css]: tinycss2), by canonical name, from this environment's
+    metadata."""
+    from importlib.metadata import distribution
+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    sys.path.insert(0, str(ROOT / "binder"))
+    from resolve import DIRECT
+    seen: dict[str, set[str]] = {}
+    todo = [(canonicalize_name(name), "") for name in (*DIRECT, "jupyterhub")]
+    while todo:
+        name, extra = todo.pop()
+        if extra in seen.setdefault(name, set()):
+            continue
+        seen[name].add(extra)
+        for text in distribution(name).requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate({**default_environment(), "extra": extra}):
+                todo += [(canonicalize_name(requirement.name), e) for e in ("", *requirement.extras)]
+    return set(seen)
+
+
+def why_not_copied() -> str | None:
+    """None when this environment's packages can be copied as they are: a virtualenv of the same Python
+    (version, ABI) as HUB_PYTHON, holding each learner's package at the lock's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from packaging.version import Version
+    if sys.prefix == sys.base_prefix:
+        return f"{sys.executable} is not a virtualenv's"
+    probe = "import sys, sysconfig; print(sys.version_info[:2], sysconfig.get_config_var('SOABI'))"
+    theirs = run(PYTHON, "-c", probe).stdout.strip()
+    ours = f"{sys.version_info[:2]} {sysconfig.get_config_var('SOABI')}"
+    if theirs != ours:
+        return f"{PYTHON} is {theirs}, this environment's Python {ours}"
+    sys.path.insert(0, str(ROOT / "binder"))
+    from resolve import lock
+    pins = lock()
+    try:
+        names = learner_packages()
+    except PackageNotFoundError as missing:
+        return f"{missing} is not installed here: make setup"
+    for name in sorted(names):
+        try:
+            installed = Version(version(name))
+        except PackageNotFoundError:
+            return f"{name} is not installed here: make setup"
+        if name in pins and installed.public != Version(pins[name]).public:
+            return f"{name} is {installed} here, {pins[name]} in requirements.lock: make setup"
+    return None
+
+
+def copy_packages(venv: Path) -> None:
+    """Every file each learner's package installed (its RECORD), and pip, copied into the new virtualenv at the
+    same place; the scripts' first line pointed at the new environment's python, as pip writes it."""
+    from importlib.metadata import distribution
+    prefix = os.path.realpath(sys.prefix)
+    files = []
+    for name in sorted(learner_packages() | {"pip"}):
+        dist = distribution(name)
+        for file in dist.files or []:
+            relative = os.path.relpath(os.path.realpath(dist.locate_file(file)), prefix)
+            if relative.startswith(".."):
+                raise RuntimeError(f"{name}'s {file} lies outside {prefix}")
+            files.append(relative)
+    # tar | tar: the files with their modes and times (the byte-compiled files stay valid), owned by root
+    pack = subprocess.Popen(["tar", "-C", prefix, "--null", "--no-recursion", "--ignore-failed-read", "-T", "-",
+                             "-cf", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    unpack = subprocess.Popen(["tar", "-C", str(venv), "--no-same-owner", "-xf", "-"], stdin=pack.stdout,
+                              stderr=subprocess.PIPE)
+    pack.stdout.close()
+    _, packed_errors = pack.communicate("\0".join(files).encode())
+    unpacked_errors = unpack.communicate()[1]
+    if pack.returncode or unpack.returncode:
+        raise RuntimeError(f"copying the packages failed: {packed_errors[-2000:]!r} {unpacked_errors[-2000:]!r}")
+    python = f"#!{venv / 'bin' / 'python'}".encode()
+    olds = {f"#!{where}/bin/python".encode() for where in (sys.prefix, prefix)}
+    for script in (venv / "bin").iterdir():
+        if script.is_file() and not script.is_symlink():
+            text = script.read_bytes()
+            first, newline, rest = text.partition(b"\n")
+            if first.split(b" ")[0].rstrip(b"0123456789.") in olds:  # '#!<prefix>/bin/python3.11 -E' too
+                script.write_bytes(python + newline + rest)
+
+
+def install_packages(venv: Path) -> None:
+    """The pip route (an environment that cannot be copied): the lock's pins, torch from TORCH_INDEX."""
     pip = [venv / "bin" / "python", "-m", "pip", "--disable-pip-version-check", "install", "--progress-bar", "off",
-           "--no-compile"]
+           "--no-compile"]  # byte-compiled once at the end, on every core
     lock = {}
     for line in (ROOT / "requirements.lock").read_text().splitlines():
         line = line.split("#")[0].strip()
@@ -233,27 +385,6 @@ def build_environment(state: dict) -> None:
     wanted = [*DIRECT, "jupyterhub"]
     say(f"  {', '.join(wanted)} and what they need, at requirements.lock's versions")
     run(*pip, "-c", ROOT / "requirements.lock", *(f"{name}=={lock[name.lower()]}" for name in wanted))
-    # dlcourse alone: the grader (autograder/) stays out of the students' reach, and with it the self-check,
-    # which would fail here without solutions/ (the notebook then says the grader is not there)
-    source = HUB_DIR / "build" / "course-package"
-    source.mkdir(parents=True)
-    shutil.copy2(ROOT / "pyproject.toml", source / "pyproject.toml")
-    shutil.copytree(ROOT / "dlcourse", source / "dlcourse", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    say("  the course's package dlcourse, not editable (not its grader: no solutions, no hidden tests)")
-    run(*pip, "--no-deps", source)
-    (venv / "bin" / "dlcourse-check").unlink(missing_ok=True)  # the grader's command: not the students'
-    shutil.rmtree(HUB_DIR / "build")
-    say("  byte-compiling it")
-    run(venv / "bin" / "python", "-m", "compileall", "-q", "-j", "0", venv / "lib", check=False)
-    # the course's JupyterLab settings for everybody (as make setup and Binder install them); not student/
-    etc = venv / "etc" / "jupyter"
-    for item in (ROOT / "jupyter-config").iterdir():
-        if item.name in ("student", "README.md"):
-            continue
-        (shutil.copytree if item.is_dir() else shutil.copy2)(item, etc / item.name)
-    run(venv / "bin" / "python", "-c", "import matplotlib.pyplot", env={**os.environ, "MPLBACKEND": "Agg",
-                                                                      "MPLCONFIGDIR": str(HUB_DIR / "build-mpl")})
-    shutil.rmtree(HUB_DIR / "build-mpl", ignore_errors=True)
 
 
 def course_id() -> str:
@@ -382,7 +513,7 @@ def up() -> int:
         exchange = Path(state["exchange"])
         exchange.mkdir()
         exchange.chmod(0o1777)  # nbgrader's exchange: world-writable, with the sticky bit
-        say("making the class's environment (Debian's python3.11, the lock's pins; a minute or two)")
+        say("making the class's environment (Debian's python3.11, the lock's pins)")
         build_environment(state)
         write_global_nbgrader_config(state)
         write_student_config(state)

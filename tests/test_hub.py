@@ -5,15 +5,16 @@ meets a `make hub` of the machine's), then:
 
 1. student 1 logs in, fetches ch01_perceptron in nbgrader's Assignments tab, writes `perceptron_predict`
    in its cell, runs the cells above and its test cell (which says its checks passed), answers the free
-   question, saves and submits; student 2 does the same (no written answer);
-2. a student's server cannot open the solutions, the gradebook, the instructor's files or the other
-   student's files, and its lab has nbgrader's instructor parts disabled and locked;
-3. the instructor logs in (the formgrader opens in its own tab, as nbgrader's docs say for JupyterHub >= 4.1);
-   `nbgrader collect` and `nbgrader autograde` run as the instructor's account with the environment its
-   server has (the same commands a terminal in its lab runs; the formgrader's buttons are not driven); the
-   instructor gives points to student 1's free answer by hand in the formgrader; `nbgrader
-   generate_feedback` and `release_feedback` as the instructor;
-4. each student fetches the feedback in the Assignments tab, opens it and sees the gradebook's score.
+   question, saves and submits; student 2 does the same;
+2. a student's account cannot read the solutions, the gradebook, the instructor's files or the other
+   student's files, nor list the exchange's inbound and feedback folders, and its lab has nbgrader's
+   instructor parts disabled and locked;
+3. the instructor logs in; `nbgrader` is on PATH in a terminal of its lab (a login shell); in the formgrader
+   (its own tab, as nbgrader's docs say for JupyterHub >= 4.1) it collects, autogrades each submission (in
+   the grader's sandbox), gives points to student 1's free answer by hand, generates and releases feedback,
+   with the formgrader's buttons; student 2's written answer is left ungraded;
+4. each student fetches the feedback in the Assignments tab, opens it and sees the gradebook's score (student
+   2's written answer "to be graded by hand", not 0 points).
 
 Screenshots: tests/screenshots/hub/ (printed). The hub is stopped, and everything it made removed (hub/hub.py
 down), at the end, also when a step fails. Root only (accounts, PAM), Linux, configurable-http-proxy from npm.
@@ -36,6 +37,7 @@ import pytest
 
 from autograder.course import ROOT
 from autograder.nbgrader_settings import COURSE_ID
+from dlcourse.vocabulary import TO_BE_HAND_GRADED
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _unavailable
 
 pytestmark = [pytest.mark.hub, pytest.mark.xdist_group("hub")]  # not "browser": make test-browser leaves it out
@@ -47,6 +49,7 @@ ANSWER = '''def perceptron_predict(X, w, b):
     return np.sign(np.asarray(X, dtype=float) @ np.asarray(w, dtype=float) + float(b))
 '''
 WRITTEN = "The bound depends only on R / gamma, and scaling every point by 10 scales R and gamma alike."
+WRITTEN_LATER = "Scaling changes nothing: the mistakes bound is (R / gamma)^2."  # left ungraded by the instructor
 POINTS, COMMENT = 1.5, "Right: a ratio of lengths. Say why the updates do not change."
 SCREENSHOTS = ROOT / "tests" / "screenshots" / "hub"
 HUB = [sys.executable, str(ROOT / "hub" / "hub.py")]
@@ -83,8 +86,10 @@ def hub():
         state["env"] = env
         yield state
     finally:
+        stopping = time.monotonic()
         stopped = subprocess.run([*HUB, "down"], env=env, capture_output=True, text=True, timeout=300)
-        print(f"hub/hub.py down:\n{stopped.stdout[-1500:]}{stopped.stderr[-1500:]}", flush=True)
+        print(f"hub/hub.py down: {time.monotonic() - stopping:.0f} s\n{stopped.stdout[-1500:]}"
+              f"{stopped.stderr[-1500:]}", flush=True)
         names = [f"dlct{tag}-{n}" for n in ("instructor", "student1", "student2")]
         left = [n for n in names if _exists(n)] + [p for p in (env["HUB_DIR"], *(f"/home/{n}" for n in names))
                                                     if os.path.exists(p)]
@@ -204,11 +209,11 @@ def student_works(browser, hub, name: str, written: str | None) -> None:
 
 
 PROBE = """
-import sys
+import os, sys
 denied, opened = [], []
 for path in sys.argv[1:]:
     try:
-        open(path).close()
+        os.listdir(path) if os.path.isdir(path) else open(path).close()
         opened.append(path)
     except PermissionError:
         denied.append(path)
@@ -217,15 +222,22 @@ print(opened)
 
 
 def cannot_read(hub, student: str, other: str) -> None:
-    """As the student's account, in its server's environment: open() of each private path fails."""
+    """As the student's account: open() of each private file, and listing each private folder, fails."""
     copy = Path(hub["course_copy"])
-    paths = [copy / "solutions" / CHAPTER / f"{CHAPTER}.ipynb", copy / "grading" / "gradebook.db",
-             copy / "nbgrader_config.py",
-             Path(pwd.getpwnam(hub["instructor"]).pw_dir) / ".jupyter" / "nbgrader_config.py",
-             Path(pwd.getpwnam(other).pw_dir) / CHAPTER / f"{CHAPTER}.ipynb",
+    instructor_home = Path(pwd.getpwnam(hub["instructor"]).pw_dir)
+    other_home = Path(pwd.getpwnam(other).pw_dir)
+    exchange = Path(hub["exchange"]) / COURSE_ID
+    paths = [copy / "solutions" / CHAPTER / f"{CHAPTER}.ipynb", copy / "solutions", copy / "grading" / "gradebook.db",
+             copy / "grading", copy / "nbgrader_config.py", copy, instructor_home,
+             instructor_home / ".jupyter" / "nbgrader_config.py",
+             other_home / CHAPTER / f"{CHAPTER}.ipynb", other_home,
+             exchange / "inbound", *([exchange / "feedback"] if (exchange / "feedback").exists() else []),
              Path(hub["hub_state"]) / "passwords.json", Path(hub["hub_state"]) / "jupyterhub.sqlite"]
     for path in paths:
         assert path.exists(), path
+    # what keeps them out: the homes and the instructor's copy are the owner's alone (0700)
+    for folder in (copy, instructor_home, other_home, Path(hub["hub_state"])):
+        assert folder.stat().st_mode & 0o777 == 0o700, f"{folder}: {oct(folder.stat().st_mode)}"
     done = subprocess.run(["runuser", "-u", student, "--", f"{hub['venv']}/bin/python", "-c", PROBE,
                            *map(str, paths)], capture_output=True, text=True, timeout=60, cwd="/")
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
@@ -234,6 +246,14 @@ def cannot_read(hub, student: str, other: str) -> None:
                            "import importlib.util as u, dlcourse; print(dlcourse.__file__, u.find_spec('autograder'))"],
                           capture_output=True, text=True, timeout=60, cwd="/")
     assert done.stdout.startswith(hub["venv"]) and done.stdout.strip().endswith("None"), done.stdout + done.stderr
+    # an environment of its own: nothing of it leads into the instructor's checkout, and the student cannot change it
+    done = subprocess.run(["runuser", "-u", student, "--", f"{hub['venv']}/bin/python", "-c",
+                           "import os, sys, sysconfig; print(os.access(sysconfig.get_paths()['purelib'], os.W_OK), "
+                           "os.access(sys.prefix + '/bin', os.W_OK), sys.prefix)"],
+                          capture_output=True, text=True, timeout=60, cwd="/")
+    assert done.stdout.split() == ["False", "False", hub["venv"]], done.stdout + done.stderr
+    scripts = [p for p in Path(hub["venv"], "bin").iterdir() if p.is_file() and not p.is_symlink()]
+    assert not [p for p in scripts if str(ROOT).encode() in p.read_bytes()], f"scripts that point into {ROOT}"
 
 
 def as_instructor(hub, *args, program="nbgrader") -> str:
@@ -273,25 +293,79 @@ def gradebook(hub) -> dict:
     return json.loads(said.strip().splitlines()[-1])
 
 
+def formgrader_button(page, link, expected: str, screenshot: str | None = None) -> str:
+    """Clicks one of the formgrader's buttons; its dialog must say it succeeded (the log it shows returned)."""
+    link.click(timeout=60_000)
+    dialog = page.locator("#success-modal, #error-modal").first
+    dialog.wait_for(timeout=LONG)
+    page.wait_for_timeout(500)  # the dialog's fade-in
+    said = dialog.inner_text()
+    if screenshot:
+        shot(page, screenshot)
+    assert dialog.get_attribute("id") == "success-modal" and expected in said, said[-3000:]
+    dialog.locator("button.btn-primary").click()
+    page.locator("#success-modal").wait_for(state="detached", timeout=30_000)
+    return said
+
+
+def nbgrader_in_terminal(page, hub) -> None:
+    """A terminal of the instructor's lab (a login shell, whose /etc/profile resets PATH) finds nbgrader in the
+    class's environment."""
+    name = hub["instructor"]
+    answer = Path(pwd.getpwnam(name).pw_dir) / ".nbgrader-on-path"
+    page.keyboard.press("Escape")
+    page.locator(".lm-MenuBar-item", has_text="File").first.click()
+    page.locator(".lm-Menu-item", has_text="New").first.hover()
+    page.locator('.lm-Menu-item[data-command="terminal:create-new"]').click()
+    screen = page.locator(".jp-Terminal .xterm-screen").first
+    screen.wait_for(timeout=60_000)
+    screen.click()
+    page.keyboard.type(f"command -v nbgrader > {answer}; nbgrader --version\n")
+    deadline = time.monotonic() + 60
+    while not (answer.is_file() and answer.read_text().strip()):
+        assert time.monotonic() < deadline, f"the terminal wrote nothing to {answer}: is a shell running?"
+        time.sleep(0.5)
+    page.wait_for_timeout(1000)
+    shot(page, "instructor-2-terminal")
+    assert answer.read_text().strip() == f"{hub['venv']}/bin/nbgrader", answer.read_text()
+
+
 def instructor_grades(browser, hub) -> None:
     name = hub["instructor"]
     context, page = login(browser, hub, name)
     try:
         shot(page, "instructor-1-lab")
-        as_instructor(hub, "collect", CHAPTER)
-        as_instructor(hub, "autograde", CHAPTER)
+        nbgrader_in_terminal(page, hub)
+        # the formgrader in a tab of its own (JupyterHub >= 4.1 forbids the lab's iframe)
+        assignments_page = f"{hub['url']}/user/{name}/formgrader/manage_assignments"
+        page.goto(assignments_page, wait_until="domcontentloaded", timeout=60_000)
+        row = page.locator("#main-table tr", has=page.locator(".name", has_text=CHAPTER)).first
+        row.locator(".collect a").wait_for(timeout=60_000)
+        formgrader_button(page, row.locator(".collect a"), f"Successfully collected submissions of '{CHAPTER}'",
+                          "instructor-3-collected")
+        row = page.locator("#main-table tr", has=page.locator(".name", has_text=CHAPTER)).first
+        row.locator(".num-submissions a").wait_for(timeout=60_000)
+        assert row.locator(".num-submissions").inner_text().strip() == "2"
+        row.locator(".num-submissions a").click()
+        page.wait_for_url(re.compile(rf"/formgrader/manage_submissions/{CHAPTER}"), timeout=60_000)
+        for student in hub["students"]:
+            line = page.locator("#main-table tr", has=page.locator(".student-id", has_text=student)).first
+            line.locator(".autograde a").wait_for(timeout=60_000)
+            formgrader_button(page, line.locator(".autograde a"),
+                              f"Successfully autograded '{CHAPTER}' for student '{student}'",
+                              f"instructor-4-autograded-{student}")
+            # graded by the course's grader in its sandbox (its result in the notebook), not stock nbgrader
+            autograded = Path(hub["course_copy"]) / "grading" / "autograded" / student / CHAPTER / f"{CHAPTER}.ipynb"
+            result = nbformat.read(str(autograded), as_version=4).metadata.get("dlcourse", {}).get("result")
+            assert result and result.get("student") == student, (autograded, result and list(result))
+        for student in hub["students"]:
+            line = page.locator("#main-table tr", has=page.locator(".student-id", has_text=student)).first
+            line.locator(".status", has_text="needs manual grading").wait_for(timeout=60_000)
+        shot(page, "instructor-5-submissions")
         book = gradebook(hub)
         assert book["submitted"] == sorted(hub["students"]), book
-        submission_id = book["submission_id"]
-        # the formgrader in a tab of its own (JupyterHub >= 4.1 forbids the lab's iframe)
-        page.goto(f"{hub['url']}/user/{name}/formgrader/manage_assignments", wait_until="domcontentloaded",
-                  timeout=60_000)
-        row = page.locator("tr", has=page.locator(f"text={CHAPTER}")).first
-        row.locator(".num-submissions").wait_for(timeout=60_000)
-        assert row.locator(".num-submissions").inner_text().strip() == "2"
-        shot(page, "instructor-2-formgrader-assignments")
-        page.goto(f"{hub['url']}/user/{name}/formgrader/submissions/{submission_id}/", wait_until="domcontentloaded",
-                  timeout=60_000)
+        page.goto(f"{hub['url']}/user/{name}/formgrader/submissions/{book['submission_id']}/",
+                  wait_until="domcontentloaded", timeout=60_000)
         score = page.locator("input.score#free_response_margin")
         score.wait_for(timeout=60_000)
         assert WRITTEN in page.content()
@@ -308,14 +382,23 @@ def instructor_grades(browser, hub) -> None:
             assert time.monotonic() < deadline, "the formgrader did not save the hand grade and its comment"
             time.sleep(0.5)
         score.scroll_into_view_if_needed()
-        shot(page, "instructor-3-hand-grade")
-        as_instructor(hub, "generate_feedback", CHAPTER)
-        as_instructor(hub, "release_feedback", CHAPTER)
+        shot(page, "instructor-6-hand-grade")
+        # feedback for the class, released: the second student's written answer not graded yet
+        page.goto(assignments_page, wait_until="domcontentloaded", timeout=60_000)
+        row = page.locator("#main-table tr", has=page.locator(".name", has_text=CHAPTER)).first
+        row.locator(".generate-feedback a").wait_for(timeout=60_000)
+        formgrader_button(page, row.locator(".generate-feedback a"),
+                          f"Successfully generated feedback of '{CHAPTER}'", "instructor-7-feedback-generated")
+        row = page.locator("#main-table tr", has=page.locator(".name", has_text=CHAPTER)).first
+        row.locator(".release-feedback a").wait_for(timeout=60_000)
+        formgrader_button(page, row.locator(".release-feedback a"),
+                          f"Successfully released feedback of '{CHAPTER}'", "instructor-8-feedback-released")
     finally:
         context.close()
 
 
 def student_reads_feedback(browser, hub, name: str, expected: tuple, comment: str | None) -> None:
+    """``comment``: the instructor's on the written answer, graded by hand; None: that answer is not graded yet."""
     context, page = login(browser, hub, name)
     try:
         panel = assignments(page)
@@ -334,7 +417,9 @@ def student_reads_feedback(browser, hub, name: str, expected: tuple, comment: st
         assert f"Score: {score:g} / {maximum:g}" in text, text[:1500]
         assert name in text
         if comment:
-            assert comment in text, text[:1500]
+            assert comment in text and f"Graded by hand: {POINTS:g} / " in text, text[:3000]
+        else:  # released before the instructor graded it: pending, not 0 points (make grade's page says the same)
+            assert f"Graded by hand: {TO_BE_HAND_GRADED} / " in text and "Graded by hand: 0 /" not in text, text[:3000]
         shot(page, f"{name}-5-feedback")
     finally:
         context.close()
@@ -348,7 +433,7 @@ def test_the_class_on_a_real_hub(hub, playwright):
     try:
         first, second = hub["students"]
         student_works(browser, hub, first, WRITTEN)
-        student_works(browser, hub, second, None)
+        student_works(browser, hub, second, WRITTEN_LATER)
         print(f"students submitted: {time.monotonic() - started:.0f} s", flush=True)
         cannot_read(hub, first, second)
         cannot_read(hub, second, first)
@@ -360,6 +445,8 @@ def test_the_class_on_a_real_hub(hub, playwright):
         assert copied == (ROOT / "autograder" / "nbgrader_settings.py").read_text()
         instructor_grades(browser, hub)
         print(f"graded and feedback released: {time.monotonic() - started:.0f} s", flush=True)
+        cannot_read(hub, first, second)  # now with the autograded notebooks, hand grades and feedback too
+        cannot_read(hub, second, first)
         scores = {name: tuple(score) for name, score in gradebook(hub)["scores"].items()}
         assert scores[first][0] == pytest.approx(scores[second][0] + POINTS), scores
         for name in hub["students"]:
