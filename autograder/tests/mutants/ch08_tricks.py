@@ -316,7 +316,8 @@ def distillation_grad(student_logits, teacher_logits, T):
             "                dz, dgamma, dbeta = layernorm_backward(dh, z, params[-4])\n",
             "                mu, s = z.mean(axis=1, keepdims=True), np.sqrt(z.var(axis=1, keepdims=True) + 1e-5)\n"
             "                zh, gg = (z - mu) / s, dh * params[-4]\n"
-            "                dz = (gg - gg.mean(axis=1, keepdims=True) - zh * (gg * zh).mean(axis=1, keepdims=True)) / s\n"
+            "                dz = (gg - gg.mean(axis=1, keepdims=True)\n"
+            "                      - zh * (gg * zh).mean(axis=1, keepdims=True)) / s\n"
             "                dgamma, dbeta = (dh * zh).sum(axis=0), dh.sum(axis=0)\n"),
     },
 }
