@@ -440,7 +440,7 @@ def _graded(task: Task) -> tuple[SubmissionResult, bool]:
             if reached:  # a graded name its code refuses: the cell earns nothing, whatever its checks said (it still
                 # runs: what its run did to the sandbox, a stop, is reported as for any cell)
                 why = refused[sorted(reached, key=names.index)[0]].message
-                verdict = CellVerdict(gid, points, 0.0, [], why, verdict.status, verdict.seconds)
+                verdict = CellVerdict(gid, points, 0.0, [], verdict.error, verdict.status, verdict.seconds, why)
             runner.busy = runner.busy or (box.dead is not None and box.dead.busy)
             if verdict.status is not CellStatus.OK:
                 status = Outcome.LIMIT

@@ -81,6 +81,7 @@ class CellVerdict:
     error: str | None = None        # a failure outside any check
     status: CellStatus = CellStatus.OK
     seconds: float = 0.0
+    refused: str | None = None      # why its answer earns nothing whatever the checks said (provenance.py)
 
     @property
     def passed(self) -> int:
@@ -99,7 +100,7 @@ class CellVerdict:
     def from_json(cls, data: dict) -> CellVerdict:
         return cls(str(data.get("grade_id", "")), float(data.get("points", 0.0)), float(data.get("score", 0.0)),
                    [Check.from_json(c) for c in data.get("checks") or []], data.get("error"),
-                   CellStatus(data.get("status", "ok")), float(data.get("seconds", 0.0)))
+                   CellStatus(data.get("status", "ok")), float(data.get("seconds", 0.0)), data.get("refused"))
 
 
 @dataclass

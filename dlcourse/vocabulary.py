@@ -16,6 +16,7 @@ NOT_WRITTEN = "not written yet (the function still raises NotImplementedError)"
 HIDDEN, PUBLIC = "hidden", "public"         # a check's kind
 PASSED, FAILED = "✔", "✘"                   # a check's mark in the feedback
 STOPPED = "the test cell stopped"           # a test cell that failed outside any check
+REFUSED = "not graded"                      # a test cell of an answer the grader refuses to grade (its source)
 HAND_GRADED = "graded by hand"
 TO_BE_HAND_GRADED = "to be graded by hand"
 FREE_RESPONSE = "free response"
@@ -60,6 +61,8 @@ def failures(cell: dict) -> list[dict]:
     out = [{"kind": "hidden check" if check.get("hidden") else "check", "hidden": bool(check.get("hidden")),
             "description": str(check.get("description", "")), "message": friendly(check.get("message"))}
            for check in cell.get("checks") or [] if not check.get("passed")]
+    if cell.get("refused"):
+        out.append({"kind": REFUSED, "hidden": False, "description": "", "message": str(cell["refused"])})
     if cell.get("error"):
         out.append({"kind": STOPPED, "hidden": False, "description": "", "message": friendly(cell["error"])})
     elif (cell.get("status") or "ok") != "ok":
@@ -111,7 +114,8 @@ def row_state(row: dict) -> str:
     words = [f"{failing} check{'s' if failing != 1 else ''} fail{'s' if failing == 1 else ''}"] if failing else []
     stopped = [f for f in row["failures"] if f["kind"] not in ("check", "hidden check")]
     if stopped:
-        words.append(STOPPED if stopped[0]["kind"] == STOPPED else f"the test cell: {stopped[0]['kind']}")
+        kind = stopped[0]["kind"]
+        words.append(kind if kind in (STOPPED, REFUSED) else f"the test cell: {kind}")
     return "; ".join(words)
 
 

@@ -401,10 +401,20 @@ class Sandbox:
 
     def run_driver(self, name: str, args, kwargs, module: str | None = None, source: str | None = None):
         """Run a test's driver in the sandbox with the given arguments; its result. The driver is function
-        ``name`` of ``module`` (of ``protocol.DRIVERS``), or else defined there from its ``source``."""
+        ``name`` of ``module`` (of ``protocol.DRIVERS``), or else defined there from its ``source``; watched as
+        the enclosing from_scratch/line_budget ask, as a call is (and as it is in a student's kernel)."""
+        from dlcourse import testing
+        monitors = [] if self.callback_depth else testing.active_monitors()
         enc = self.encoder()
         where = {"module": module} if module is not None else {"source": source}
-        return self.simple(protocol.RUN, enc, name=name, args=enc(list(args)), kwargs=enc(kwargs), **where)
+        reply = self.request(protocol.RUN, enc, name=name, args=enc(list(args)), kwargs=enc(kwargs),
+                             monitors=monitors, **where)
+        verdict = testing.judge(monitors, reply.get("observations") or {}) if monitors else None
+        if verdict:
+            raise AssertionError(verdict)
+        if not reply["ok"]:
+            _raise(reply)
+        return reply["value"]
 
 
 def _broken(exc: Exception) -> SandboxError:

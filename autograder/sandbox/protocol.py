@@ -39,9 +39,10 @@ CALL = Operation("call", ("target", "args", "kwargs", "monitors"), SANDBOX,
 GETATTR = Operation("getattr", ("obj", "name"), SANDBOX, "an attribute of an object in the sandbox; reply: value")
 OPERATOR = Operation("op", ("name", "args"), SANDBOX, "OPERATORS[name](*args) in the sandbox; reply: value")
 ISINSTANCE = Operation("isinstance", ("obj", "cls"), SANDBOX, "isinstance(obj, cls) in the sandbox; reply: value")
-RUN = Operation("run", ("module", "source", "name", "args", "kwargs"), SANDBOX,
+RUN = Operation("run", ("module", "source", "name", "args", "kwargs", "monitors"), SANDBOX,
                 "call a test's driver: function name of module (a module of DRIVERS, imported there), or defined "
-                "from its source (only while verdicts.SOURCE_DRIVERS_REFUSED is off); reply: value")
+                "from its source (only while verdicts.SOURCE_DRIVERS_REFUSED is off), under a Watch of the monitors "
+                "when there are any; reply: value, observations (what the Watch saw)")
 RELEASE = Operation("release", (), SANDBOX, "forget every object handed out so far; reply: value None")
 CALLBACK = Operation("callback", ("id", "args", "kwargs"), GRADER,
                      "call a test's function passed to the student's code; reply: value, or error (a string)")
@@ -96,6 +97,7 @@ def check_reply(op: Operation, header: dict, number=None) -> dict:
         if not isinstance(after, list) or not all(
                 isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (int, str)) for pair in after):
             raise WireError("malformed arguments after the call")
+    if op in (CALL, RUN):
         observations = header.get("observations") or {}
         if not isinstance(observations, dict) or any(
                 not isinstance(observations.get(key, kind()), kind) for key, kind in _OBSERVATIONS.items()):

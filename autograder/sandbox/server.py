@@ -150,8 +150,17 @@ class Server:
             scope = {"__name__": "__driver__", "__builtins__": __builtins__}
             exec(compile(header["source"], "<driver>", "exec"), scope)
             driver = scope[name]
-        value = driver(*dec(header.get("args", [])), **dec(header.get("kwargs", {})))
-        return protocol.reply(True, value=enc(value))
+        args, kwargs = dec(header.get("args", [])), dec(header.get("kwargs", {}))
+        monitors = header.get("monitors") or []
+        if not monitors:
+            return protocol.reply(True, value=enc(driver(*args, **kwargs)))
+        watch = self.Watch.for_monitors(monitors)
+        try:
+            with watch:
+                value = driver(*args, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - as for a call: the watch's verdict comes first
+            return protocol.reply(False, error=_describe(exc), observations=watch.observations())
+        return protocol.reply(True, value=enc(value), observations=watch.observations())
 
     def release(self, header, dec, enc) -> dict:
         self.objects.clear()

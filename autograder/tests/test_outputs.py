@@ -307,7 +307,7 @@ def test_the_result_keeps_its_json_keys_and_round_trips():
     result = fake_result(untouched(CHAPTER))
     data = result.to_json()
     assert list(data) == RESULT_KEYS  # results/*.json, read by dlcourse.selfcheck, the tests and benchmarks
-    assert list(data["cells"][0]) == ["grade_id", "points", "score", "checks", "error", "status", "seconds"]
+    assert list(data["cells"][0]) == ["grade_id", "points", "score", "checks", "error", "status", "seconds", "refused"]
     assert list(data["cells"][0]["checks"][0]) == ["description", "passed", "message", "hidden"]
     assert list(data["manual"][0]) == ["grade_id", "points", "score", "answer"]
     assert SubmissionResult.from_json(result.to_json(notebook=True, feedback=True)) == result

@@ -349,6 +349,21 @@ def test_drivers_are_named_not_sent(box, monkeypatch):
         box.run_driver("loads", ([],), {}, module="json")
 
 
+def test_a_driver_runs_under_the_enclosing_from_scratch(box):
+    """A loop checked through in_student_process is watched in the sandbox as a call is, and as it is in a student's
+    kernel: torch reached by the student's pieces inside a driver fails its check; NumPy passes."""
+    from autograder import verdicts
+    from dlcourse import testing
+    from dlcourse.drivers.ch02_universal_approximation import relu_alias_probe
+    box.run_cell("import numpy as np\ndef relu(x):\n    return x * (x > 0)\n"
+                 "def relu_torch(x):\n    import torch\n    return torch.relu(torch.from_numpy(x)).numpy()\n", "relus")
+    recorder = verdicts.Recorder(box, [])
+    with testing.recording(recorder), testing.from_scratch("relu"):
+        assert recorder.in_student_process(relu_alias_probe, (box.function("relu"), np.array([1.0, -2.0])), {})
+        with pytest.raises(AssertionError, match="from scratch in NumPy, but it called"):
+            recorder.in_student_process(relu_alias_probe, (box.function("relu_torch"), np.array([1.0, -2.0])), {})
+
+
 def test_an_argument_comes_back_when_the_call_changed_it():
     """Mutation is observable as in a local call: an array the student's function changes in place is changed
     here too, a Generator it draws from advances here too; an array it leaves alone is not sent back at all."""
