@@ -24,7 +24,6 @@ def __getattr__(name):
 def recover_kernel(conv2d, conv2d_backward, X, Y, steps=60, lr=0.2, shape=(1, 1, 3, 3)):
     """Gradient descent on a kernel W of ``shape``, from zeros, for the loss mean((conv2d(X, W) - Y) ** 2),
     with the student's conv2d and conv2d_backward. Returns {"weights": W, "kernel": W[0, 0], "losses": [...]}."""
-    import numpy as np
     W = np.zeros(tuple(shape))
     losses = []
     for _ in range(steps):
@@ -55,7 +54,6 @@ def train_traced(train_cnn, conv2d, conv2d_backward, max_pool2d, max_pool2d_back
     returned; ``inf`` for a backward pass that no update followed."""
     import inspect
 
-    import numpy as np
 
     calls = {"conv2d": 0, "conv2d_backward": 0, "max_pool2d": 0, "max_pool2d_backward": 0}
     lr = settings.get("lr")
@@ -152,7 +150,6 @@ def digits_cnn_logits(build_digits_cnn, X_train, y_train, X_test):
     as float32 (N, 1, 8, 8), the stratified 75/25 split with random_state 0); the recipe:
     torch.manual_seed(0), Adam lr 3e-3, cross-entropy, batches of 64 shuffled by a generator seeded
     with 0, 30 epochs, one thread (Adam written out, the same update as torch.optim.Adam)."""
-    import numpy as np
     import torch
     import torch.nn.functional as F
 

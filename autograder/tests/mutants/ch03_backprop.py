@@ -198,8 +198,8 @@ def jvp(f, x, v):
         # backward pass computed (issue 39's tracing)
         "clips_the_gradients": swap(
             "            loss.backward()\n            sgd_step(params, lr)\n",
-            "            loss.backward()\n            for p in params:\n                p.grad = max(-1.0, min(1.0, p.grad))\n"
-            "            sgd_step(params, lr)\n"),
+            "            loss.backward()\n            for p in params:\n"
+            "                p.grad = max(-1.0, min(1.0, p.grad))\n            sgd_step(params, lr)\n"),
         "shuffles_before_building_the_model": swap(
             ("    model = MLP(X_train.shape[1], list(sizes), rng)\n", ""),
             ("    for epoch in range(epochs):\n        order = rng.permutation(len(X_train))\n",
