@@ -29,7 +29,6 @@ from .explorer import Explorer, cached, readout
 from .picture import LiveFigure, kept_figure
 
 
-
 def __getattr__(name):
     """Names of earlier releases that are complete answers, from ``dlcourse.compat`` (on first use only)."""
     if name == "train_char_transformer":
