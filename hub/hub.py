@@ -269,9 +269,9 @@ def build_environment(state: dict) -> None:
     run(venv / "bin" / "python", "-c", "import matplotlib.pyplot", env={**os.environ, "MPLBACKEND": "Agg",
                                                                       "MPLCONFIGDIR": str(HUB_DIR / "build-mpl")})
     shutil.rmtree(HUB_DIR / "build-mpl", ignore_errors=True)
-    # root's, read-only for everybody else, whatever this environment's owner and modes were
-    run("chown", "-R", "--no-dereference", "root:root", venv)
-    run("chmod", "-R", "u+rwX,go+rX,go-w", venv)
+    # root's, read-only for everybody else: linked files are (see copy_packages), copies were made so; the folders
+    for folder, _, _ in os.walk(venv):
+        os.chmod(folder, 0o755)
     leaks = [str(p) for p in [*(venv / "bin").iterdir(), *venv.glob("lib/python*/site-packages/*.pth"),
                               *venv.glob("lib/python*/site-packages/*.dist-info/direct_url.json")]
              if p.is_file() and not p.is_symlink() and any(
@@ -336,8 +336,8 @@ def why_not_copied() -> str | None:
 
 
 def copy_packages(venv: Path) -> None:
-    """Every file each learner's package installed (its RECORD), and pip, copied into the new virtualenv at the
-    same place; the scripts' first line pointed at the new environment's python, as pip writes it."""
+    """Every file each learner's package installed (its RECORD), and pip, linked or copied into the new virtualenv
+    at the same place; the scripts' first line pointed at the new environment's python, as pip writes it."""
     from importlib.metadata import distribution
     prefix = os.path.realpath(sys.prefix)
     files = []
@@ -348,16 +348,30 @@ def copy_packages(venv: Path) -> None:
             if relative.startswith(".."):
                 raise RuntimeError(f"{name}'s {file} lies outside {prefix}")
             files.append(relative)
-    # tar | tar: the files with their modes and times (the byte-compiled files stay valid), owned by root
-    pack = subprocess.Popen(["tar", "-C", prefix, "--null", "--no-recursion", "--ignore-failed-read", "-T", "-",
-                             "-cf", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    unpack = subprocess.Popen(["tar", "-C", str(venv), "--no-same-owner", "-xf", "-"], stdin=pack.stdout,
-                              stderr=subprocess.PIPE)
-    pack.stdout.close()
-    _, packed_errors = pack.communicate("\0".join(files).encode())
-    unpacked_errors = unpack.communicate()[1]
-    if pack.returncode or unpack.returncode:
-        raise RuntimeError(f"copying the packages failed: {packed_errors[-2000:]!r} {unpacked_errors[-2000:]!r}")
+    # each file hard-linked where it is root's and read-only for other accounts (the students' environment then
+    # costs no copy, and removing it frees nothing of .venv); copied otherwise, and always bin/ and etc/, which
+    # are changed below (a link would change .venv's file too); nothing here ever writes to a linked file
+    for relative in files:
+        source, target = os.path.join(prefix, relative), venv / relative
+        try:
+            info = os.stat(source, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists() or target.is_symlink():
+            continue
+        shared = (stat.S_ISREG(info.st_mode) and info.st_uid == 0 and not info.st_mode & 0o022
+                  and info.st_mode & 0o004 and not relative.startswith(("bin/", "etc/")))
+        if shared:
+            try:
+                os.link(source, target)
+                continue
+            except OSError:  # another file system, or links refused: a copy
+                pass
+        shutil.copy2(source, target, follow_symlinks=False)
+        if not os.path.islink(target):
+            mode = info.st_mode & 0o777
+            os.chmod(target, (mode | 0o644 | (0o111 if mode & 0o100 else 0)) & ~0o022)
     python = f"#!{venv / 'bin' / 'python'}".encode()
     olds = {f"#!{where}/bin/python".encode() for where in (sys.prefix, prefix)}
     for script in (venv / "bin").iterdir():
@@ -499,6 +513,7 @@ def start_hub(state: dict) -> None:
 
 def up() -> int:
     started = time.monotonic()
+    os.umask(0o022)  # what it makes is readable by the class's accounts (the homes and hub-state/ are made 0700)
     state = plan()
     check_prerequisites(state)
     announce(state)

@@ -439,6 +439,9 @@ def test_the_class_on_a_real_hub(hub, playwright):
         cannot_read(hub, second, first)
         # the course id said once: the hub's global config is generated from the course's settings, which the
         # instructor's copy reads too
+        # the class's environment shares files with this checkout's .venv (hard links) but changed none of them
+        script = Path(sys.prefix, "bin", "jupyterhub-singleuser").read_text().splitlines()[0]
+        assert script == f"#!{sys.prefix}/bin/python", script
         config = Path(hub["global_nbgrader_config"]).read_text()
         assert f"c.CourseDirectory.course_id = {COURSE_ID!r}" in config, config
         copied = (Path(hub["course_copy"]) / "autograder" / "nbgrader_settings.py").read_text()
