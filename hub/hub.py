@@ -11,8 +11,9 @@ failed half-way) and touches nothing else:
 - accounts (useradd, a random password set by chpasswd): an instructor and two students, each with a
   home folder of mode 0700; the hub's group ``instructors`` (the instructor) lives in the hub's database;
 - ``$HUB_DIR`` (default /srv/dlcourse-hub), which must not exist yet, and everything in it:
-  ``venv/`` the class's environment (Debian's python3.11, the lock's pins, the course's package dlcourse
-  installed non-editable: no grader, no solutions/ in it), ``venv/etc/jupyter/nbgrader_config.py`` the
+  ``venv/`` the class's environment (Debian's python3.11, the lock's pins, taken from this checkout's .venv:
+  root's read-only files hard-linked, the rest copied; pip instead when .venv cannot serve; the course's
+  package dlcourse installed non-editable: no grader, no solutions/ in it), ``venv/etc/jupyter/nbgrader_config.py`` the
   hub's global nbgrader config, ``exchange/`` nbgrader's exchange (mode 1777), ``student-config/`` the
   students' lab (nbgrader's instructor parts disabled and locked), ``hub-state/`` (mode 0700: the hub's
   database, cookie secret, log; the instructor's and students' passwords);
