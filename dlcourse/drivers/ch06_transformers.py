@@ -91,8 +91,9 @@ def char_model_traced(train_char_model, transformer_block, transformer_block_bac
     ``probe`` is None). With ``alter`` > 0 the wrappers return the student's results each multiplied elementwise
     by ``1 + alter * u``, ``u`` uniform in [-1, 1] from ``default_rng(2024)``: then only a loop that applies what
     the pieces returned updates the parameters by Adam of the logged gradients (Adam works elementwise, so
-    the probed positions are enough to follow it). The loop runs inside a ``Watch`` for torch calls: its
-    observations come back as ``watched`` (``torch_used``, ``tampered``, ``threads``), to be judged by the test.
+    the probed positions are enough to follow it). The loop runs inside a ``Watch`` for torch calls (unless a
+    watch, the test's ``from_scratch`` in a student's kernel, is on already): its observations come back as
+    ``watched`` (``torch_used``, ``tampered``, ``threads``), to be judged by the test.
 
     Returns what ``char_model_run`` returns, and ``events`` (str), ``block_params`` / ``block_grads`` (key ->
     array (calls, positions)), ``lnf_gamma`` / ``lnf_dgamma`` / ``lnf_dbeta`` (arrays (calls, positions)),
@@ -134,11 +135,20 @@ def char_model_traced(train_char_model, transformer_block, transformer_block_bac
         log["lnf_dbeta"].append(at("lnf_b", dbeta))
         return dx, dgamma, dbeta
 
+    import sys
     watch = Watch(torch_calls=True)
-    with watch:
+    # in a student's kernel the test's own from_scratch may watch this call already (a second watch inside it
+    # would look like tampering); in the grader's sandbox no profile hook is set here (only a Watch may set one)
+    outer = sys.getprofile() is not None
+    if not outer:
+        watch.__enter__()
+    try:
         out = char_model_run(train_char_model, transformer_block, traced_block_backward, traced_layernorm_backward,
                              causal_mask, sample_token, train_text, val_text, chars, prompt=prompt, sample_length=0,
                              **settings)
+    finally:
+        if not outer:
+            watch.__exit__(None, None, None)
     if sample_length and out["params"] is not None:   # generation is the test's, outside the watch
         model = {"weights": out["params"], "n_heads": settings.get("n_heads", 4), "chars": "".join(chars)}
         out["sample"] = generate(model, prompt, sample_length, transformer_block, causal_mask, sample_token,
