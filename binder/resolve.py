@@ -47,24 +47,26 @@ def lock() -> dict[str, str]:
 
 
 def closure(names=DIRECT) -> set[str]:
-    """``names`` and every package they need (extras left out), by canonical name, from the metadata
-    of the installed packages, markers evaluated for this interpreter."""
-    environment = {**default_environment(), "extra": ""}
-    seen, todo = set(), [canonical(n) for n in names]
+    """``names`` and every package they need, by canonical name, from the metadata of the installed packages,
+    markers evaluated for this interpreter; the extras a package asks of another (nbconvert's ``bleach[css]``)
+    are followed, no others."""
+    base = default_environment()
+    seen, todo = set(), [(canonical(n), "") for n in names]
     while todo:
-        name = todo.pop()
-        if name in seen:
+        name, extra = todo.pop()
+        if (name, extra) in seen:
             continue
-        seen.add(name)
+        seen.add((name, extra))
         try:
             requires = distribution(name).requires or []
         except PackageNotFoundError:
             raise SystemExit(f"{name} is not installed: run make setup first") from None
         for text in requires:
             requirement = Requirement(text)
-            if requirement.marker is None or requirement.marker.evaluate(environment):
-                todo.append(canonical(requirement.name))
-    return seen
+            if requirement.marker is None or requirement.marker.evaluate({**base, "extra": extra}):
+                todo.append((canonical(requirement.name), ""))
+                todo += [(canonical(requirement.name), canonical(e)) for e in requirement.extras]
+    return {name for name, _ in seen}
 
 
 def requirements() -> str:
