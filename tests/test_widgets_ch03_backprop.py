@@ -131,6 +131,7 @@ def test_the_baseline_and_the_chapters_numbers_agree(ref):
     """The prose of section 5 states the majority label's, the logistic regression's and the reference's test
     accuracies on the moons; the check's margin holds for the reference."""
     import nbformat
+
     from autograder.course import SOLUTIONS
     X_train, y_train, X_val, y_val, X_test, y_test = ch03.moons_split()
     logistic = ch03.moons_logistic_baseline()["accuracy"]

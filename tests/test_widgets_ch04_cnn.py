@@ -167,6 +167,7 @@ def test_drivers_return_plain_data(ref):
 def _inline_loop(update):
     """The reference's loop (its solution cell) with the update written as ``update(p, g, lr)``."""
     import nbformat
+
     from autograder.course import SOLUTIONS
     notebook = nbformat.read(str(SOLUTIONS / "ch04_cnn" / "ch04_cnn.ipynb"), as_version=4)
     source = next(c.source for c in notebook.cells
@@ -187,7 +188,8 @@ def test_train_traced_follows_the_backward_outputs_into_the_update(ref):
     pieces = (ref.conv2d, ref.conv2d_backward, ref.max_pool2d, ref.max_pool2d_backward)
 
     def gaps(update, **settings):
-        return ch04.train_traced(_inline_loop(update), *pieces, *data, epochs=2, batch_size=3, **settings)["update_gaps"]
+        run = ch04.train_traced(_inline_loop(update), *pieces, *data, epochs=2, batch_size=3, **settings)
+        return run["update_gaps"]
 
     for update in (lambda p, g, lr: p - lr * g, lambda p, g, lr: p + (-lr) * np.asarray(g),
                    lambda p, g, lr: np.subtract(p, g * lr)):
@@ -200,6 +202,7 @@ def test_train_traced_follows_the_backward_outputs_into_the_update(ref):
 def test_the_baseline_and_the_chapters_numbers_agree(ref):
     """The prose of section 11 states the logistic regression's and the reference CNN's test numbers."""
     import nbformat
+
     from autograder.course import SOLUTIONS
     baseline = ch04.digits_logistic_baseline()
     assert baseline["n_params"] == 650 and 0.9 < baseline["accuracy"] < 1 and 0 < baseline["cross_entropy"] < 0.5
