@@ -91,7 +91,8 @@ def _degree_figure() -> LiveFigure:
 def render_degree(degree, *, polynomial_features, ridge_fit, effective_dof, cache=None):
     """The degree-``degree`` least-squares fit, both errors against the degree, the effective dof (lam 0)."""
     degree = int(degree)
-    fits = cached(cache, ("fits", polynomial_features, ridge_fit), lambda: _fits_by_degree(polynomial_features, ridge_fit))
+    fits = cached(cache, ("fits", polynomial_features, ridge_fit),
+                  lambda: _fits_by_degree(polynomial_features, ridge_fit))
     train, test = np.array([f[1] for f in fits]), np.array([f[2] for f in fits])
     curve, tr, te, Phi = fits[degree]
     dof = float(effective_dof(np.array(Phi), 0.0))

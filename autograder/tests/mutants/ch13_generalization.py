@@ -38,18 +38,21 @@ MUTANTS = {
     perm = rng.permutation(n)''', '''    perm = rng.permutation(n)
     if k < 2 or k > n:
         raise ValueError(f"need 2 <= k <= n, got k = {k}, n = {n}")'''),),
-        'equal_slices_drop_rest': swap('    folds = np.array_split(perm, k)\n', '    folds = np.split(perm[:(n // k) * k], k)\n'),
+        'equal_slices_drop_rest': swap('    folds = np.array_split(perm, k)\n',
+                                       '    folds = np.split(perm[:(n // k) * k], k)\n'),
         'pairs_swapped': swap('(np.concatenate([folds[j] for j in range(k) if j != i]), folds[i])',
                               '(folds[i], np.concatenate([folds[j] for j in range(k) if j != i]))'),
     },
     'cross_validate': {
         'fits_on_all_data': swap('        model = fit(X[train], y[train])', '        model = fit(X, y)'),
         'weighted_by_fold_size': swap('return float(errors.mean()), errors',
-                                      'sizes = np.array([len(v) for _, v in kfold_indices(len(y), k, np.random.default_rng(0))])\n'
+                                      'sizes = np.array([len(v) for _, v in '
+                                      'kfold_indices(len(y), k, np.random.default_rng(0))])\n'
                                       '    return float(np.sum(errors * sizes) / sizes.sum()), errors'),
         'error_on_training_fold': swap('errors.append(np.mean((np.ravel(predict(model, X[val])) - y[val]) ** 2))',
                                        'errors.append(np.mean((np.ravel(predict(model, X[train])) - y[train]) ** 2))'),
-        'no_ravel': swap('errors.append(np.mean((np.ravel(predict(model, X[val]))', 'errors.append(np.mean((np.asarray(predict(model, X[val]))'),
+        'no_ravel': swap('errors.append(np.mean((np.ravel(predict(model, X[val]))',
+                         'errors.append(np.mean((np.asarray(predict(model, X[val]))'),
         'root_mean_squared': swap('errors.append(np.mean((np.ravel(predict(model, X[val])) - y[val]) ** 2))',
                                   'errors.append(np.sqrt(np.mean((np.ravel(predict(model, X[val])) - y[val]) ** 2)))'),
     },
@@ -57,7 +60,8 @@ MUTANTS = {
         'ddof_1_variance': swap('P.var(axis=0)', 'P.var(axis=0, ddof=1)'),
         'squares_before_mean': swap('np.mean((P.mean(axis=0) - np.asarray(f_true, dtype=float)) ** 2)',
                                     'np.mean((P - np.asarray(f_true, dtype=float)) ** 2)'),
-        'wrong_axis': swap(('P.mean(axis=0)', 'P.mean(axis=1)'), ('P.var(axis=0)', 'P.var(axis=1)'), ('np.asarray(f_true, dtype=float)) ** 2', 'np.mean(f_true)) ** 2')),
+        'wrong_axis': swap(('P.mean(axis=0)', 'P.mean(axis=1)'), ('P.var(axis=0)', 'P.var(axis=1)'),
+                           ('np.asarray(f_true, dtype=float)) ** 2', 'np.mean(f_true)) ** 2')),
         'bias_not_squared': swap('(P.mean(axis=0) - np.asarray(f_true, dtype=float)) ** 2',
                                  'np.abs(P.mean(axis=0) - np.asarray(f_true, dtype=float))'),
         'swapped': swap('return bias2, variance', 'return variance, bias2'),
@@ -87,19 +91,22 @@ MUTANTS = {
         'insertion_order': swap('names = sorted(grid)', 'names = list(grid)'),
         'ties_keep_latest': swap('value < best_value', 'value <= best_value'),
         'first_name_fastest': swap('itertools.product(*(grid[name] for name in names))',
-                                   '(tuple(reversed(v)) for v in itertools.product(*(grid[name] for name in reversed(names))))'),
+                                   '(tuple(reversed(v)) for v in '
+                                   'itertools.product(*(grid[name] for name in reversed(names))))'),
         'no_value_error': swap('if not grid or any(len(values) == 0 for values in grid.values()):', 'if False:'),
         'converts_to_float': swap('params = dict(zip(names, values))',
-                                  'params = {n: float(v) if not isinstance(v, str) else v for n, v in zip(names, values)}'),
+                                  'params = {n: float(v) if not isinstance(v, str) else v '
+                                  'for n, v in zip(names, values)}'),
     },
 }
 
 # Mistakes in the pieces the integration checks use that must make them fail, not only their own cell.
 INTEGRATION = {
-    "test_integration_curve_fitting": ["kfold_indices/fold_leaks_into_training", "polynomial_features/degree_off_by_one",
-                                       "cross_validate/fits_on_all_data"],
+    "test_integration_curve_fitting": ["kfold_indices/fold_leaks_into_training",
+                                       "polynomial_features/degree_off_by_one", "cross_validate/fits_on_all_data"],
     "test_integration_bias_variance": ["bias_variance/ddof_1_variance", "bias_variance/squares_before_mean"],
-    "test_integration_double_descent": ["ridge_fit/tiny_ridge_instead_of_pinv", "random_relu_features/bias_drawn_first"],
+    "test_integration_double_descent": ["ridge_fit/tiny_ridge_instead_of_pinv",
+                                        "random_relu_features/bias_drawn_first"],
     "test_integration_memorisation": ["random_relu_features/no_sqrt_d_scaling"],
     "test_integration_search": ["log_uniform_search/uniform_not_log", "grid_search/insertion_order"],
 }
