@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..drivers.ch13_generalization import noisy_sine
+from ..drivers.ch13_generalization import noisy_sine, one_blas_thread
 from .explorer import Explorer, cached, frozen, readout
 from .picture import LiveFigure, kept_figure
 
@@ -222,8 +222,11 @@ def _descent_figure() -> LiveFigure:
 def render_double_descent(n_features, *, random_relu_features, ridge_fit, cache=None):
     """Held-out error against the feature count (median over draws) and the fit at ``n_features``."""
     p = int(n_features)
-    errors, curves = cached(cache, ("descent", random_relu_features, ridge_fit),
-                            lambda: _descent(random_relu_features, ridge_fit))
+    def compute():
+        with one_blas_thread():
+            return _descent(random_relu_features, ridge_fit)
+
+    errors, curves = cached(cache, ("descent", random_relu_features, ridge_fit), compute)
     median = np.median(errors, axis=1)
     i = FEATURE_COUNTS.index(p)
     live = kept_figure(cache, _descent_figure)
