@@ -8,6 +8,7 @@ given and returns plain data; the verdict is reached in the test cell. The data 
 from __future__ import annotations
 
 import contextlib
+import os
 
 import numpy as np
 
@@ -16,11 +17,13 @@ def one_blas_thread():
     """A context in which NumPy's BLAS uses one thread: these drivers make thousands of small solves, for which
     a second thread only adds contention (on a busy 2-core machine it made the double-descent sweep 8 times
     slower). Under the grader the process has one thread already."""
+    if os.environ.get("OMP_NUM_THREADS") == "1":  # the grader's processes (and the sandbox forbids threadpoolctl's
+        return contextlib.nullcontext()           # reading of /proc/<pid>/maps)
     try:
         from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        return threadpool_limits(limits=1, user_api="blas")
+    except Exception:  # noqa: BLE001 - no threadpoolctl, or it cannot inspect the process: the default threads
         return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def noisy_sine(n, rng, noise=0.3):
