@@ -24,7 +24,7 @@ CHAPTERS = chapters()
 SYLLABUS = ROOT.parent / "shared" / "SYLLABUS.md"
 ALL_IDS = ["ch01_perceptron", "ch02_universal_approximation", "ch03_backprop", "ch04_cnn", "ch05_rnn",
            "ch06_transformers", "ch07_gnn", "ch08_tricks", "ch09_hopfield", "ch10_optimization", "ch11_diffusion",
-           "ch12_capstone"]
+           "ch12_capstone", "ch13_generalization"]
 
 
 def test_every_chapter_of_the_syllabus_exists():
