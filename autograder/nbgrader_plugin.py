@@ -73,6 +73,7 @@ from .job import grade_submission, prepare_worker, read_submission
 from .nbgrader_feedback import configure as use_the_course_feedback
 from .preflight import check, sandbox_or_refusal
 from .result import CellVerdict
+from .sandbox import cgroups
 from .sandbox.limits import Limits
 from .sanitize import sanitize
 from .task import Task
@@ -170,6 +171,9 @@ class SandboxedExecute(NbGraderPreprocessor):
         if not _WARM:
             prepare_worker()
             _WARM.append(True)
+            # as make grade says it: what this machine cannot bound (once per autograde, in nbgrader's log)
+            for line in ([] if reason is not None else cgroups.missing()):
+                self.log.warning("LIMITED: %s", line)
         read_problems = (nb.metadata.pop(METADATA, None) or {}).get("problems") or []
         with tempfile.TemporaryDirectory(prefix="dlcourse-autograde-") as tmp:
             path = Path(tmp) / f"{notebook_id}.ipynb"

@@ -39,3 +39,35 @@ def test_generate_autograde_feedback_export(tmp_path):
     alice = dict(zip(rows[0].split(","), rows[1].split(",")))
     assert alice["student_id"] == "alice"
     assert float(alice["raw_score"]) == float(alice["max_score"]) - 2  # all but the free response
+
+
+def test_autograde_says_what_this_machine_cannot_bound(monkeypatch, caplog):
+    """Issue 38, finding 7: nbgrader autograde says LIMITED, as make grade does, when a bound cannot be enforced
+    here (an unprivileged instructor: no memory cgroup); once, before its first notebook."""
+    import logging
+
+    import nbformat
+
+    from autograder import nbgrader_plugin
+    from autograder.sandbox import cgroups
+
+    class Stop(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Stop
+    line = "no memory cgroup: a notebook's memory is bounded by rlimits only"
+    monkeypatch.setattr(cgroups, "missing", lambda: (line,))
+    monkeypatch.setattr(nbgrader_plugin, "sandbox_or_refusal", lambda *args: None)
+    monkeypatch.setattr(nbgrader_plugin, "prepare_worker", lambda: None)
+    monkeypatch.setattr(nbgrader_plugin, "grade_submission", stop)
+    monkeypatch.setattr(nbgrader_plugin, "_WARM", [])
+    step = nbgrader_plugin.SandboxedExecute()
+    step.log = logging.getLogger("autograde-test")
+    info = {"nbgrader": {"assignment": chapters()[0], "student": "alice", "notebook": chapters()[0]}}
+    with caplog.at_level(logging.WARNING, logger="autograde-test"):
+        for _ in range(2):
+            with pytest.raises(Stop):
+                step.preprocess(nbformat.v4.new_notebook(), info)
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("LIMITED: ")]
+    assert said == [f"LIMITED: {line}"], said
