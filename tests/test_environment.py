@@ -85,7 +85,8 @@ def test_installed_versions_are_the_pinned_ones():
 def test_binder_hides_instructor_tools():
     post_build = (ROOT / "binder" / "postBuild").read_text()
     for plugin in ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list",
-                   "@jupyter/nbgrader:create-assignment", "nbgrader.server_extensions.formgrader"):
+                   "@jupyter/nbgrader:create-assignment", "nbgrader.server_extensions.formgrader",
+                   "@jupyter/nbgrader:assignment-list", "nbgrader.server_extensions.assignment_list"):
         assert plugin in post_build
     assert "matplotlib.pyplot" in post_build  # font cache at image time
     assert "OMP_NUM_THREADS=1" in (ROOT / "binder" / "start").read_text()
