@@ -52,6 +52,27 @@ WRITTEN = "The bound depends only on R / gamma, and scaling every point by 10 sc
 WRITTEN_LATER = "Scaling changes nothing: the mistakes bound is (R / gamma)^2."  # left ungraded by the instructor
 POINTS, COMMENT = 1.5, "Right: a ratio of lengths. Say why the updates do not change."
 SCREENSHOTS = ROOT / "tests" / "screenshots" / "hub"
+# Issue 38: student 1's submission carries script, in its free answer, a scratch markdown note and a scratch code
+# cell's saved output (display(HTML(...)), which runs in the student's own lab); none of it may run where the
+# instructor opens it (the formgrader's pages, the feedback page)
+WATCHED = "/dlcourse-pwned/"  # a path of the hub's that only a payload asks for
+MARKER = "__dlcourse_pwned"
+SCRATCH_NOTE = "Scratch notes of mine, legible in the formgrader."
+
+
+def payloads(url: str, where: str) -> str:
+    """A ``<script>`` and an ``<img onerror>``: each, if it runs, sets ``window.__dlcourse_pwned`` and the title,
+    asks the hub for a URL the test watches, and opens a dialog."""
+    def act(kind: str) -> str:
+        return (f"window.{MARKER}='{where}-{kind}';document.title='pwned';fetch('{url}{WATCHED}{where}-{kind}');"
+                f"alert('{where}-{kind}')")
+    return f"<script>{act('script')}</script>\n\n<img src=x onerror=\"{act('img')}\">\n"
+
+
+def scripted_cells(url: str) -> tuple[str, str]:
+    """(a scratch markdown note, a scratch code cell whose output is HTML with script) of student 1."""
+    return (f"{SCRATCH_NOTE}\n\n{payloads(url, 'scratch')}",
+            f"from IPython.display import HTML, display\ndisplay(HTML({payloads(url, 'output')!r}))")
 HUB = [sys.executable, str(ROOT / "hub" / "hub.py")]
 LONG = 180_000  # ms: a server's first start (the hub spawns it, its first import of numpy and matplotlib)
 
@@ -72,9 +93,15 @@ def hub():
     if not shutil.which("configurable-http-proxy"):
         _unavailable("configurable-http-proxy is not installed (npm install -g configurable-http-proxy)")
     tag = secrets.token_hex(2)
+    # its own folder, port and account names; HUB_DIR, HUB_PORT, HUB_ACCOUNT_PREFIX, HUB_IP from the environment
+    # when they are set there (two runs on one machine, each with its own)
     env = {**{k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "JPY_"))},
-           "HUB_DIR": f"/srv/dlcourse-hub-test-{tag}", "HUB_PORT": str(_free_port()), "HUB_IP": "127.0.0.1",
-           "HUB_ACCOUNT_PREFIX": f"dlct{tag}-"}
+           "HUB_DIR": os.environ.get("HUB_DIR") or f"/srv/dlcourse-hub-test-{tag}",
+           "HUB_PORT": os.environ.get("HUB_PORT") or str(_free_port()),
+           "HUB_IP": os.environ.get("HUB_IP") or "127.0.0.1",
+           "HUB_ACCOUNT_PREFIX": os.environ.get("HUB_ACCOUNT_PREFIX") or f"dlct{tag}-"}
+    if Path(env["HUB_DIR"]).exists():  # another run's hub: its `down` below would remove it
+        pytest.fail(f"HUB_DIR={env['HUB_DIR']} exists: the test makes its own hub (unset HUB_DIR, or another folder)")
     started = time.monotonic()
     done = subprocess.run([*HUB, "up"], env=env, capture_output=True, text=True, timeout=900)
     print(f"\nhub/hub.py up: {time.monotonic() - started:.0f} s\n{done.stdout[-1500:]}", flush=True)
@@ -90,7 +117,7 @@ def hub():
         stopped = subprocess.run([*HUB, "down"], env=env, capture_output=True, text=True, timeout=300)
         print(f"hub/hub.py down: {time.monotonic() - stopping:.0f} s\n{stopped.stdout[-1500:]}"
               f"{stopped.stderr[-1500:]}", flush=True)
-        names = [f"dlct{tag}-{n}" for n in ("instructor", "student1", "student2")]
+        names = [f"{env['HUB_ACCOUNT_PREFIX']}{n}" for n in ("instructor", "student1", "student2")]
         left = [n for n in names if _exists(n)] + [p for p in (env["HUB_DIR"], *(f"/home/{n}" for n in names))
                                                     if os.path.exists(p)]
         assert stopped.returncode == 0 and not left, f"left behind: {left}\n{stopped.stderr}"
@@ -140,8 +167,12 @@ def run_selected(page) -> None:
     page.keyboard.press("Shift+Enter")
 
 
-def student_works(browser, hub, name: str, written: str | None) -> None:
+def student_works(browser, hub, name: str, written: str | None, scripted: bool = False) -> None:
+    """``scripted``: the written answer holds script (``written`` has it), and a scratch markdown note and a
+    scratch code cell with script are added at the end of the notebook."""
     context, page = login(browser, hub, name)
+    asked = []  # the payload's requests: the output's script runs here, in the student's own lab
+    context.on("request", lambda request: asked.append(request.url) if WATCHED in request.url else None)
     try:
         panel = assignments(page)
         released = panel.locator("#released_assignments_list .list_item", has_text=CHAPTER)
@@ -188,11 +219,36 @@ def student_works(browser, hub, name: str, written: str | None) -> None:
             page.keyboard.press("Control+a")
             page.keyboard.insert_text(written)
             page.keyboard.press("Shift+Enter")
+        note, code = scripted_cells(hub["url"])
+        if scripted:  # below the last cell: a markdown note, then a code cell, run
+            last = cell(page, len(nb.cells) - 1)
+            last.scroll_into_view_if_needed()
+            last.locator(".jp-InputArea-prompt").click()
+            for index, source, kind in ((len(nb.cells), note, "m"), (len(nb.cells) + 1, code, "y")):
+                page.keyboard.press("b")
+                page.keyboard.press("Escape")
+                added = cell(page, index)
+                added.locator(".jp-InputArea-prompt").click()
+                page.keyboard.press(kind)
+                added.locator(".cm-content").click()
+                page.keyboard.insert_text(source)
+                page.keyboard.press("Control+Enter")  # runs it (renders the note), stays on it, command mode
+            # the payload is live: where a browser trusts it (the student's own output) both of its forms ran
+            deadline = time.monotonic() + 60
+            while not {f"output-{kind}" for kind in ("script", "img")} <= {u.rsplit("/", 1)[-1] for u in asked}:
+                assert time.monotonic() < deadline, f"the payload did not run in the student's own lab: {asked}"
+                page.wait_for_timeout(300)
+            shot(page, f"{name}-2b-scripted-cells")
         page.keyboard.press("Control+s")
         deadline = time.monotonic() + 30
-        while True:  # saved: the file holds the student's function (and answer)
+        while True:  # saved: the file holds the student's function (and answer, and scripted cells)
             saved = nbformat.read(str(notebook), as_version=4)
-            if "np.sign(" in saved.cells[solution].source and (written is None or written in saved.cells[free].source):
+            html = [o.get("data", {}).get("text/html", "") for c in saved.cells if c.cell_type == "code"
+                    for o in c.get("outputs", [])]
+            if ("np.sign(" in saved.cells[solution].source and (written is None or written in saved.cells[free].source)
+                    and (not scripted or ([(c.cell_type, c.source) for c in saved.cells[-2:]]
+                                          == [("markdown", note), ("code", code)]
+                                          and any(f"{MARKER}='output-script'" in h for h in html)))):
                 break
             assert time.monotonic() < deadline, "the notebook was not saved"
             time.sleep(0.5)
@@ -293,6 +349,42 @@ def gradebook(hub) -> dict:
     return json.loads(said.strip().splitlines()[-1])
 
 
+def watch(context) -> dict:
+    """What a payload would do in ``context`` (a browser context: all its pages; or a page): requests to the
+    watched URL, dialogs (dismissed)."""
+    caught = {"requests": [], "dialogs": []}
+    context.on("request", lambda request: caught["requests"].append(request.url) if WATCHED in request.url else None)
+    context.on("dialog", lambda dialog: (caught["dialogs"].append(dialog.message), dialog.dismiss()))
+    return caught
+
+
+PAGE_STATE = """() => ({
+    pwned: window.%(marker)s === undefined ? null : String(window.%(marker)s),
+    title: document.title,
+    live: [...document.querySelectorAll('*')].flatMap(e => [...e.attributes]
+              .filter(a => a.value.includes('%(marker)s')).map(a => e.tagName + ' ' + a.name))
+          .concat([...document.querySelectorAll('script')]
+              .filter(e => (!e.type || /javascript|module/i.test(e.type)) && e.textContent.includes('%(marker)s'))
+              .map(e => 'SCRIPT ' + e.textContent.slice(0, 200))),
+    text: document.body ? document.body.innerText : '',
+})""" % {"marker": MARKER}
+
+
+def nothing_ran(page, caught: dict, where: str) -> str:
+    """No payload of student 1's ran on ``page``, in any of its frames: the marker unset, the title unchanged, no
+    dialog, no request to the watched URL; and none is left as markup (no attribute, no script holding it): the
+    student's text is shown as text, or removed. Returns the page's text (all frames)."""
+    page.wait_for_timeout(1000)  # an image's error event, a fetch: after the page's load
+    texts = []
+    for frame in page.frames:
+        state = frame.evaluate(PAGE_STATE)
+        assert state["pwned"] is None and "pwned" not in state["title"], f"{where}: a payload ran: {state['pwned']}"
+        assert not state["live"], f"{where} ({frame.url}): the student's markup is live: {state['live']}"
+        texts.append(state["text"])
+    assert not caught["requests"] and not caught["dialogs"], f"{where}: a payload ran: {caught}"
+    return "\n".join(texts)
+
+
 def formgrader_button(page, link, expected: str, screenshot: str | None = None) -> str:
     """Clicks one of the formgrader's buttons; its dialog must say it succeeded (the log it shows returned)."""
     link.click(timeout=60_000)
@@ -333,6 +425,7 @@ def nbgrader_in_terminal(page, hub) -> None:
 def instructor_grades(browser, hub) -> None:
     name = hub["instructor"]
     context, page = login(browser, hub, name)
+    caught = watch(context)
     try:
         shot(page, "instructor-1-lab")
         nbgrader_in_terminal(page, hub)
@@ -362,12 +455,22 @@ def instructor_grades(browser, hub) -> None:
             line = page.locator("#main-table tr", has=page.locator(".student-id", has_text=student)).first
             line.locator(".status", has_text="needs manual grading").wait_for(timeout=60_000)
         shot(page, "instructor-5-submissions")
+        nothing_ran(page, caught, "the formgrader's submissions of the chapter")
         book = gradebook(hub)
         assert book["submitted"] == sorted(hub["students"]), book
-        page.goto(f"{hub['url']}/user/{name}/formgrader/submissions/{book['submission_id']}/",
+        # student 1's submission (scripted) in the formgrader: its page, then the autograded notebook it links
+        first = hub["students"][0]
+        page.goto(f"{hub['url']}/user/{name}/formgrader/manage_students/{first}/{CHAPTER}",
                   wait_until="domcontentloaded", timeout=60_000)
+        link = page.locator(".name a[href*='/formgrader/submissions/']", has_text=CHAPTER).first
+        link.wait_for(timeout=60_000)
+        nothing_ran(page, caught, f"the formgrader's page of {first}'s submission")
+        link.click()
+        page.wait_for_url(re.compile(rf"/formgrader/submissions/{book['submission_id']}/?$"), timeout=60_000)
         score = page.locator("input.score#free_response_margin")
         score.wait_for(timeout=60_000)
+        shown = nothing_ran(page, caught, f"the formgrader's view of {first}'s autograded notebook")
+        assert WRITTEN in shown and SCRATCH_NOTE in shown, f"the student's answer and note, as text: {shown[-3000:]}"
         assert WRITTEN in page.content()
         score.fill(f"{POINTS:g}")
         score.press("Tab")
@@ -393,6 +496,16 @@ def instructor_grades(browser, hub) -> None:
         row.locator(".release-feedback a").wait_for(timeout=60_000)
         formgrader_button(page, row.locator(".release-feedback a"),
                           f"Successfully released feedback of '{CHAPTER}'", "instructor-8-feedback-released")
+        # the scripted student's feedback page, opened by the instructor in the lab
+        copy = Path(hub["course_copy"])
+        pages = [*copy.glob(f"feedback/{first}/{CHAPTER}/{CHAPTER}.html"),
+                 *copy.glob(f"*/feedback/{first}/{CHAPTER}/{CHAPTER}.html")]
+        assert len(pages) == 1, pages
+        relative = pages[0].relative_to(pwd.getpwnam(name).pw_dir)
+        page.goto(f"{hub['url']}/user/{name}/files/{relative}", wait_until="load", timeout=60_000)
+        shown = nothing_ran(page, caught, f"{first}'s feedback page, as the instructor opens it")
+        assert WRITTEN in shown and SCRATCH_NOTE in shown, shown[-3000:]
+        shot(page, "instructor-9-feedback-page")
     finally:
         context.close()
 
@@ -411,8 +524,14 @@ def student_reads_feedback(browser, hub, name: str, expected: tuple, comment: st
         pages = sorted((home / CHAPTER / "feedback").glob(f"*/{CHAPTER}.html"))
         assert len(pages) == 1, pages
         relative = pages[0].relative_to(home)
-        page.goto(f"{hub['url']}/user/{name}/files/{relative}", wait_until="domcontentloaded", timeout=60_000)
+        # a page of its own: the lab re-opens the student's notebook, whose saved output (student 1's script) the
+        # lab trusts, the student having signed it; that runs in the student's own lab, not on the feedback page
+        page.close()
+        page = context.new_page()
+        caught = watch(page)
+        page.goto(f"{hub['url']}/user/{name}/files/{relative}", wait_until="load", timeout=60_000)
         score, maximum = expected
+        nothing_ran(page, caught, f"{name}'s feedback page")
         text = page.locator("body").inner_text()
         assert f"Score: {score:g} / {maximum:g}" in text, text[:1500]
         assert name in text
@@ -432,7 +551,7 @@ def test_the_class_on_a_real_hub(hub, playwright):
     browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
     try:
         first, second = hub["students"]
-        student_works(browser, hub, first, WRITTEN)
+        student_works(browser, hub, first, f"{WRITTEN}\n\n{payloads(hub['url'], 'answer')}", scripted=True)
         student_works(browser, hub, second, WRITTEN_LATER)
         print(f"students submitted: {time.monotonic() - started:.0f} s", flush=True)
         cannot_read(hub, first, second)
