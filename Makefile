@@ -119,10 +119,13 @@ check: setup
 # alone, every chapter on 1 CPU and 2 GB; BINDER_WHEELS=<folder>: torch's +cpu wheel from there where its
 # index cannot be reached and pip's own configuration has none). GRADING_BENCHMARK: the grading benchmark's
 # options, e.g. a quick run: GRADING_BENCHMARK="--students 4 --chapters ch01_perceptron,ch06_transformers --dask"
+# A large class: LARGE_CLASS, its options (classes of 30, 300 and 1,000 notebooks of ch01; e.g. "--sizes 30,300")
 GRADING_BENCHMARK ?= --dask --students 3
+LARGE_CLASS ?= --sizes 30,300,1000
 benchmark: setup
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.chapter_budgets
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading $(GRADING_BENCHMARK)
+	MPLBACKEND=Agg $(BIN)/python -m benchmarks.grading large-class $(LARGE_CLASS)
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.widget_latency --strict
 	MPLBACKEND=Agg $(BIN)/python -m benchmarks.binder $(if $(BINDER_WHEELS),--wheels "$(BINDER_WHEELS)")
 

@@ -41,7 +41,26 @@ ROWS = [
     ("grading_dask", "the class on a Dask cluster (`dask scheduler`, `dask worker` processes), 2 workers against 1",
      "reported", "grading"),
     ("make_test", "`make test` on 2 cores", "< 25 min", "make_test"),
+    ("large_class_seconds", "a large class of one chapter (`python -m autograder grade`, 2 workers): wall time per "
+     "notebook, smallest class to largest", "flat (ratio reported)", "large_class"),
+    ("large_class_memory", "its peak memory: RSS summed over the grading process tree (command, workers, sandboxes)",
+     "flat (ratio reported)", "large_class"),
+    ("large_class_command_memory", "the `grade` command's own peak RSS (it holds every result)",
+     "reported", "large_class"),
+    ("large_class_gradebook", "the gradebook, `OUT/gradebook.db`", "reported", "large_class"),
+    ("large_class_feedback", "`python -m autograder feedback OUT` on the class", "reported", "large_class"),
+    ("large_class_regrade", "a re-grade of the same class into the same OUT, per notebook", "reported",
+     "large_class"),
 ]
+
+# The large-class table (issue 40): these rows' values by class size, and the largest against the smallest
+LARGE_CLASS = [("large_class_seconds", "grading, per notebook"), ("large_class_memory", "peak memory, process tree"),
+               ("large_class_command_memory", "peak memory, `grade` command"),
+               ("large_class_gradebook", "gradebook.db"), ("large_class_feedback", "`feedback OUT`"),
+               ("large_class_regrade", "re-grade into the same OUT, per notebook")]
+RATIO_OF = {"seconds_per_notebook": "per notebook", "peak_tree_rss": "peak", "peak_command_rss": "peak",
+            "gradebook_bytes_per_notebook": "per notebook", "feedback_seconds_per_notebook": "per notebook",
+            "regrade_seconds_per_notebook": "per notebook"}
 
 HEADER = """\
 # Budgets
@@ -80,6 +99,28 @@ def how(entry: dict) -> str:
     return text
 
 
+def large_class_table(entries: dict) -> str:
+    """The large-class section: each measure by class size, and the largest class against the smallest."""
+    details = [(label, entries.get(row) or {}) for row, label in LARGE_CLASS]
+    sizes = sorted({int(n) for _, e in details for n in e.get("by_size", {})})
+    if not sizes:
+        return ""
+    first = next(e for _, e in details if e.get("by_size"))
+    lines = ["", "## A large class", "",
+             f"One chapter's class graded at {', '.join(map(str, sizes))} notebooks "
+             f"(`{first['command']}`, {first['when']}" + (f"; {first['conditions']}" if first.get("conditions") else "")
+             + "). Flat means a ratio near 1 from the smallest class to the largest.", "",
+             "| measure | " + " | ".join(f"{n} notebooks" for n in sizes) + f" | {sizes[-1]} / {sizes[0]} |",
+             "|---|" + "---|" * (len(sizes) + 1)]
+    for label, e in details:
+        values = e.get("by_size", {})
+        unit = f" {e['unit']}" if e.get("unit") else ""
+        cells = [f"{values[str(n)]}{unit}" if values.get(str(n)) is not None else "–" for n in sizes]
+        ratio = f"×{e['ratio']} ({RATIO_OF.get(e.get('ratio_of'), '')})" if e.get("ratio") is not None else "–"
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
+    return "\n".join(lines) + "\n"
+
+
 def render(measured: dict[str, dict] | None = None) -> str:
     measured = measured_figures() if measured is None else measured
     lines, previous = [], None
@@ -92,7 +133,7 @@ def render(measured: dict[str, dict] | None = None) -> str:
         text = how(entry)
         lines.append(f"| {what} | {budget} | {entry['measured']} | {'same run' if text == previous else text} |")
         previous = text
-    return HEADER + "\n".join(lines) + "\n" + FOOTER
+    return HEADER + "\n".join(lines) + "\n" + large_class_table(measured.get("large_class", {})) + FOOTER
 
 
 def write() -> Path:
@@ -100,9 +141,11 @@ def write() -> Path:
     return DOC
 
 
-def record(benchmark: str, figures: dict[str, str], argv: list[str] | None = None, conditions: str = "") -> Path | None:
-    """``figures`` ({row: measured text}) as measured now by ``python -m benchmarks.<benchmark> <argv>``
-    (default: this process's arguments); then docs/budgets.md anew."""
+def record(benchmark: str, figures: dict[str, str], argv: list[str] | None = None, conditions: str = "",
+           details: dict[str, dict] | None = None, module: str | None = None) -> Path | None:
+    """``figures`` ({row: measured text}) as measured now by ``python -m benchmarks.<module or benchmark> <argv>``
+    (default: this process's arguments), each row with its ``details`` (extra fields) if any; then
+    docs/budgets.md anew."""
     if not figures:
         return None
     known = {row for row, *_ in ROWS}
@@ -112,10 +155,11 @@ def record(benchmark: str, figures: dict[str, str], argv: list[str] | None = Non
     path = MEASURED / f"{benchmark}.json"
     entries = json.loads(path.read_text()) if path.exists() else {}
     argv = sys.argv[1:] if argv is None else argv
-    command = " ".join(["python -m benchmarks." + benchmark] + [shlex.quote(a) for a in argv])
+    command = " ".join(["python -m benchmarks." + (module or benchmark)] + [shlex.quote(a) for a in argv])
     when = datetime.datetime.now().strftime("%-d %b %Y %H:%M")
     for row, text in figures.items():
-        entries[row] = {"measured": text, "command": command, "when": when, "conditions": conditions or machine_load()}
+        entries[row] = {"measured": text, "command": command, "when": when, "conditions": conditions or machine_load(),
+                        **(details or {}).get(row, {})}
     MEASURED.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(entries, indent=1, ensure_ascii=False) + "\n")
     write()

@@ -41,3 +41,14 @@ def test_a_run_replaces_the_rows_it_measured_and_keeps_the_others(tmp_path, monk
     assert page == budgets.render()
     assert "| 0.10 s | `python -m benchmarks.grading --students 2`, " in page
     assert "from the README, 1 Jan 2026" in page and "not measured yet" in page
+
+
+def test_the_large_class_table_has_a_column_per_size_and_the_ratio():
+    entry = {"measured": "x", "command": "python -m benchmarks.grading large-class --sizes 30,300",
+             "when": "1 Jan 2026", "sizes": [30, 300], "by_size": {"30": 1.5, "300": 1.8}, "unit": "s", "ratio": 1.2,
+             "ratio_of": "seconds_per_notebook"}
+    text = budgets.large_class_table({"large_class_seconds": entry})
+    assert "| measure | 30 notebooks | 300 notebooks | 300 / 30 |" in text
+    assert "| grading, per notebook | 1.5 s | 1.8 s | ×1.2 (per notebook) |" in text
+    assert "| gradebook.db | – | – | – |" in text
+    assert budgets.large_class_table({}) == ""

@@ -3,6 +3,7 @@
     python -m benchmarks.grading --dask                      # 10 students x every chapter (make benchmark)
     python -m benchmarks.grading --students 4 --chapters ch01_perceptron,ch06_transformers --dask   # quick
     python -m benchmarks.grading --students 3 --no-stock --check-determinism --sequential
+    python -m benchmarks.grading large-class --sizes 30,300,1000   # a large class of one chapter (large_class)
 
 1. A synthetic class is built with ``autograder.submissions`` (``--students`` per chapter; the
    kind of each submission follows a fixed cycle of 20): 9 correct (the reference), 6 partial
@@ -32,7 +33,8 @@ stock sequential nbgrader (2 cores); ours <= 1.3x bare; identical scores on refe
 
 One module per job: ``class_builder`` (the synthetic class), ``ours`` (our grader, determinism),
 ``overhead`` (per-chapter phases from the results), ``bare`` (the limit), ``stock`` (stock nbgrader,
-its scores), ``cluster`` (a Dask cluster of processes), ``tables`` (the tables and budget lines), and
+its scores), ``cluster`` (a Dask cluster of processes), ``tables`` (the tables and budget lines),
+``large_class`` (``large-class``: classes of 30, 300 and 1,000 notebooks of one chapter, issue 40), and
 ``__main__`` (the options, in that order).
 
 Results: ``benchmarks/results/grading.json`` (and a timestamped copy).
