@@ -56,7 +56,11 @@ def _source(chapter: str) -> Chapter:
 
 
 def _refused(chapter: str, nb) -> dict[str, provenance.Refusal]:
-    return {r.name: r for r in provenance.refusals(nb, chapter, graded_names(_source(chapter).source))}
+    """What the grader refuses in ``nb``: read, as job.py reads it, after the sanitizer rebuilt it from the release."""
+    from autograder.job import course_files
+    from autograder.sanitize import sanitize
+    notebook, _ = sanitize(nb, course_files(chapter)[1])
+    return {r.name: r for r in provenance.refusals(notebook, chapter, graded_names(_source(chapter).source))}
 
 
 def _body(lines: str, head: str = "") -> str:

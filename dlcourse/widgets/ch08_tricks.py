@@ -45,9 +45,11 @@ _COMPAT = ("train_digits_mlp", "recipe_runs", "recipe_table", "RECIPE_TABLE", "r
 
 
 def __getattr__(name):
+    """The superseded names, for notebooks already handed out: from ``dlcourse.compat`` on first use (compat builds
+    on this module, never the reverse: the layers stay acyclic)."""
     if name in _COMPAT:
-        from ..compat import ch08_tricks
-        return getattr(ch08_tricks, name)
+        from importlib import import_module
+        return getattr(import_module("dlcourse.compat.ch08_tricks"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 SCHEMES = ("lecun", "xavier", "he")
