@@ -372,11 +372,16 @@ class Sandbox:
     def function(self, name: str) -> RemoteFunction:
         return RemoteFunction(self, name)
 
+    def _monitors(self) -> list:
+        """The enclosing from_scratch/line_budget monitors a request is watched under: none from inside a callback
+        (it runs under the outer call's watch already)."""
+        from dlcourse import testing
+        return [] if self.callback_depth else testing.active_monitors()
+
     def call(self, target, args, kwargs):
         """``target(*args, **kwargs)`` in the sandbox, watched as the enclosing from_scratch/line_budget ask."""
         from dlcourse import testing
-        # calls made from inside a callback run under the outer call's watch already
-        monitors = [] if self.callback_depth else testing.active_monitors()
+        monitors = self._monitors()
         enc = self.encoder()
         reply = self.request(protocol.CALL, enc, target=enc(target), args=enc(list(args)), kwargs=enc(kwargs),
                              monitors=monitors)
@@ -404,7 +409,7 @@ class Sandbox:
         ``name`` of ``module`` (of ``protocol.DRIVERS``), or else defined there from its ``source``; watched as
         the enclosing from_scratch/line_budget ask, as a call is (and as it is in a student's kernel)."""
         from dlcourse import testing
-        monitors = [] if self.callback_depth else testing.active_monitors()
+        monitors = self._monitors()
         enc = self.encoder()
         where = {"module": module} if module is not None else {"source": source}
         reply = self.request(protocol.RUN, enc, name=name, args=enc(list(args)), kwargs=enc(kwargs),

@@ -118,12 +118,8 @@ class Server:
         monitors = header.get("monitors") or []
         watch = self.Watch.for_monitors(monitors)
         try:
-            if monitors:
-                with watch:
-                    value = target(*args, **kwargs)
-            else:
-                value = target(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001
+            value = _watched(watch, monitors, target, args, kwargs)
+        except BaseException as exc:  # noqa: BLE001 - the watch's verdict comes first (the grader judges it)
             return protocol.reply(False, error=_describe(exc), observations=watch.observations())
         after = [[key, enc(a)] for key, a in [*enumerate(args), *kwargs.items()] if _changed(a, dec.received(a))]
         return protocol.reply(True, value=enc(value), after=after, observations=watch.observations())
@@ -152,13 +148,10 @@ class Server:
             driver = scope[name]
         args, kwargs = dec(header.get("args", [])), dec(header.get("kwargs", {}))
         monitors = header.get("monitors") or []
-        if not monitors:
-            return protocol.reply(True, value=enc(driver(*args, **kwargs)))
         watch = self.Watch.for_monitors(monitors)
         try:
-            with watch:
-                value = driver(*args, **kwargs)
-        except BaseException as exc:  # noqa: BLE001 - as for a call: the watch's verdict comes first
+            value = _watched(watch, monitors, driver, args, kwargs)
+        except BaseException as exc:  # noqa: BLE001 - as for a call
             return protocol.reply(False, error=_describe(exc), observations=watch.observations())
         return protocol.reply(True, value=enc(value), observations=watch.observations())
 
@@ -166,6 +159,14 @@ class Server:
         self.objects.clear()
         self.ids.clear()
         return protocol.reply(True, value=None)
+
+
+def _watched(watch, monitors, target, args, kwargs):
+    """``target(*args, **kwargs)`` under ``watch`` when there are monitors to satisfy (a call or a driver alike)."""
+    if not monitors:
+        return target(*args, **kwargs)
+    with watch:
+        return target(*args, **kwargs)
 
 
 def _changed(value, received) -> bool:
