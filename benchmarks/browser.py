@@ -171,3 +171,15 @@ def open_and_run(page, lab: Lab, chapter: str) -> None:
         if time.monotonic() > deadline:
             raise RunFailed(f"Run All did not finish in {RUN_ALL_SECONDS} s: {state}, {code_cells} code cells")
         page.wait_for_timeout(500)
+
+
+def wait_for_formgrader(page, timeout_ms: int = 60_000) -> None:
+    """Wait until the formgrader's submission page has bound its score and comment inputs to the gradebook.
+
+    The inputs are in the page's HTML before its script, run on the window's `load` event, has fetched the grades
+    and attached the handlers that save them; a value typed before that is shown but never saved. `load` waits
+    for MathJax from a CDN, which offline fails only after name resolution does: on CI, later than the typing.
+    (The same failure stops the page's keyboard shortcuts, so `formgrader.loaded` stays false offline.)
+    """
+    page.wait_for_function("() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
+                           " && formgrader.comments && formgrader.comments.loaded", timeout=timeout_ms)

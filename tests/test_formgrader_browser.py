@@ -25,6 +25,7 @@ import pytest
 
 from autograder import submissions
 from autograder.course import ROOT, grade_id, role
+from benchmarks.browser import wait_for_formgrader
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, Lab, _unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
@@ -123,6 +124,7 @@ def test_grade_by_hand_in_the_formgrader_then_export(tmp_path, playwright):
         score = page.locator(f"input.score#{grade_id(answer)}")
         score.wait_for(timeout=60_000)
         assert "hidden checks of this cell ran in the grader" in page.content()  # the graded notebook
+        wait_for_formgrader(page)
         score.fill(f"{POINTS:g}")
         score.press("Tab")
         comment = page.locator(f"textarea#{grade_id(answer)}-comment")

@@ -38,6 +38,7 @@ import pytest
 from autograder.course import ROOT
 from autograder.nbgrader_settings import COURSE_ID
 from dlcourse.vocabulary import TO_BE_HAND_GRADED
+from benchmarks.browser import wait_for_formgrader
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _unavailable
 
 pytestmark = [pytest.mark.hub, pytest.mark.xdist_group("hub")]  # not "browser": make test-browser leaves it out
@@ -472,6 +473,7 @@ def instructor_grades(browser, hub) -> None:
         shown = nothing_ran(page, caught, f"the formgrader's view of {first}'s autograded notebook")
         assert WRITTEN in shown and SCRATCH_NOTE in shown, f"the student's answer and note, as text: {shown[-3000:]}"
         assert WRITTEN in page.content()
+        wait_for_formgrader(page)
         score.fill(f"{POINTS:g}")
         score.press("Tab")
         comment = page.locator("textarea#free_response_margin-comment")
