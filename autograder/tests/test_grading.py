@@ -26,6 +26,9 @@ pytestmark = [pytest.mark.xdist_group("grading"), pytest.mark.slow]
 # CPU seconds (the longest honest cells, ch05's and ch11's, use 10-25 s alone); a sleeping notebook meets the
 # wall-clock cap
 LIMITS = {"cell_seconds": 40, "notebook_seconds": 120, "notebook_wall_seconds": 180}
+# one process more than make test's two workers: two attacks sleep out the 180-s wall cap (a third of the run's
+# process time on a quiet machine) while the others use the CPU; the limits count CPU time, so honest scores hold
+GRADE_JOBS = 3
 
 
 def _unquoted(cell: str) -> str:
@@ -93,7 +96,7 @@ def graded(tmp_path_factory) -> Graded:
     try:
         limits = " ".join(f"{name}={value}" for name, value in LIMITS.items())
         proc = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={folder}", f"OUT={out}",
-                               f"LIMITS={limits}"], cwd=ROOT, capture_output=True, text=True, timeout=3000)
+                               f"LIMITS={limits}", f"GRADE_JOBS={GRADE_JOBS}"], cwd=ROOT, capture_output=True, text=True, timeout=3000)
         graded = Graded(out, proc, labels) if proc.returncode == 0 else None
         assert proc.returncode == 0, proc.stderr[-3000:]
         graded.sentinel_alive = sentinel.poll() is None
