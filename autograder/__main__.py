@@ -22,9 +22,9 @@ Authors (see solutions/README.md):
     python -m autograder from-py SCRIPT NOTEBOOK     # ...and back, stored clean, cell ids kept
     python -m autograder normalize NOTEBOOK ...      # strip outputs and volatile metadata
 
-``--limits`` (``make grade LIMITS="..."``) sets each sandbox's bounds by name (``autograder/sandbox/limits.py``;
-``--help`` of a verb lists them with their defaults); the others keep their defaults. They are read here,
-once, and travel in each ``Task``.
+``--limits`` (``make grade LIMITS="..."``) sets each sandbox's bounds by name (declared in ``autograder/settings.py``;
+``--help`` of a verb lists them with their units, defaults and meanings); the others keep their defaults. They are
+read here, once, and travel in each ``Task``.
 
 Every verb is a function of a module; this file only parses. A wrong argument or path is one line on
 stderr and exit status 2, never a traceback.
@@ -32,13 +32,12 @@ stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 from .errors import UsageError
-from .sandbox.limits import Limits
+from .settings import Limits, limits_help
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -48,27 +47,17 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see --help)\n")
 
 
-LIMIT_NAMES = [f.name for f in dataclasses.fields(Limits) if f.name != "audit_hook"]  # a switch, not a bound
 LIMITS_HELP = ("each sandbox's bounds, NAME=NUMBER separated by spaces or commas, e.g. \"cell_seconds=120 "
-               "ram_bytes=4e9\"; the others keep their defaults: " +
-               ", ".join(f"{name}={getattr(Limits(), name):g}" for name in LIMIT_NAMES))
+               "ram_bytes=4e9\"; the others keep their defaults (listed below)")
 
 
 def limits(text: str) -> Limits:
-    """``--limits "cell_seconds=120 ram_bytes=4e9"``: the named bounds, the others their defaults."""
-    values = {}
-    for item in text.replace(",", " ").split():
-        name, _, number = item.partition("=")
-        if name not in LIMIT_NAMES:
-            raise argparse.ArgumentTypeError(f"{name!r} is not a limit (limits: {', '.join(LIMIT_NAMES)})")
-        try:
-            value = float(number)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{item!r}: give {name}=<number>") from None
-        if not value > 0:
-            raise argparse.ArgumentTypeError(f"{item!r}: a limit is a positive number")
-        values[name] = int(value) if isinstance(getattr(Limits(), name), int) else value
-    return Limits.from_mapping(values)
+    """``--limits "cell_seconds=120 ram_bytes=4e9"``: the named bounds, the others their defaults (parsed once,
+    here: ``Limits.parse``)."""
+    try:
+        return Limits.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parser() -> OneLineParser:
@@ -80,7 +69,8 @@ def parser() -> OneLineParser:
         p.set_defaults(run=run)
         return p
 
-    grade = verb("grade", _grade, "grade a class of submissions")
+    with_limits = {"epilog": limits_help(), "formatter_class": argparse.RawDescriptionHelpFormatter}
+    grade = verb("grade", _grade, "grade a class of submissions", **with_limits)
     grade.add_argument("submissions", nargs="?", default="")
     grade.add_argument("out", nargs="?", default="")
     grade.add_argument("--jobs", type=int, default=None)
@@ -100,7 +90,7 @@ def parser() -> OneLineParser:
     prepare = verb("prepare", _prepare, "make what grading derives from the course alone (each chapter's empty "
                    "gradebook, the feedback pages' released cells) and keep it in .cache/grading/ for later runs")
     prepare.add_argument("chapters", nargs="*", metavar="CHAPTER", help="only these chapters (default: all)")
-    check = verb("check", _check, "check one notebook, hidden tests included")
+    check = verb("check", _check, "check one notebook, hidden tests included", **with_limits)
     check.add_argument("--json", action="store_true", help="print the grader's result as JSON")
     check.add_argument("--details", action="store_true",
                        help="list every failing check under its exercise (default: the first one only)")
@@ -108,7 +98,8 @@ def parser() -> OneLineParser:
     check.add_argument("notebook", help="course/<chapter>/<chapter>.ipynb")
     verb("quickcheck", _quickcheck, "run a chapter's test cells in-process against the reference, "
          "the release stubs and its plausible mistakes").add_argument("chapter")
-    one = verb("grade-one", _grade_one, "grade one notebook through the sandboxed grader, print the result as JSON")
+    one = verb("grade-one", _grade_one, "grade one notebook through the sandboxed grader, print the result as JSON",
+               **with_limits)
     one.add_argument("--limits", type=limits, default=Limits(), help=LIMITS_HELP)
     one.add_argument("chapter")
     one.add_argument("notebook")

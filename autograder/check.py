@@ -34,8 +34,9 @@ from .course import SOLUTIONS, chapters, source_path
 from .errors import SelfCheckError
 from .job import grade_submission
 from .result import SubmissionResult
+from .sandbox import cgroups
 from .sandbox.isolation import probe
-from .sandbox.limits import Limits
+from .settings import Limits
 from .task import Task
 
 
@@ -112,6 +113,8 @@ def check(path, limits: Limits = Limits()) -> SubmissionResult:
     reason = probe()  # your own code, checked for you: where no sandbox can be made (Binder), without one, said
     if reason is not None:
         print(f"check: {unsandboxed(reason)}", file=sys.stderr)
+    elif (limited := cgroups.limited()) is not None:  # as make grade and nbgrader autograde say it
+        print(f"check: {limited}", file=sys.stderr)
     result = grade_submission(Task("you", chapter, path.name, str(path.resolve()),  # your own link is fine
                                    unsafe=reason is not None, limits=limits))
     result.notebook_json = None

@@ -32,7 +32,7 @@ from .preflight import sandbox_or_refusal
 from .regrade import Gradebook
 from .result import Outcome, SubmissionResult
 from .sandbox import cgroups
-from .sandbox.limits import Limits
+from .settings import GRADER, Limits
 from .task import Task
 from .text import folder_id, log_text
 
@@ -246,8 +246,8 @@ class _Worker:
 
 
 # a submission's own limits end it long before this; the margin covers sandbox starts and feedback
-HARD_LIMIT_MARGIN = 120
-STOP_SECONDS = 10  # for an idle grading process to end by itself (its sandbox forked ahead removed)
+HARD_LIMIT_MARGIN = GRADER.hard_limit_margin_seconds
+STOP_SECONDS = GRADER.stop_seconds  # for an idle grading process to end by itself (its sandbox forked ahead removed)
 
 
 def queue(tasks: list[Task]) -> list[int]:
@@ -411,9 +411,8 @@ def grade_class(submissions: str, out: str, jobs: int | None = None, scheduler: 
         tasks, warnings, dropped = discover(source, limits, unsafe=reason is not None)
         if reason is not None:
             log.warning("UNSAFE: grading without a sandbox, as asked (%s)", reason)
-        else:
-            for line in cgroups.missing():
-                log.warning("LIMITED: %s", line)
+        elif (limited := cgroups.limited()) is not None:
+            log.warning("%s", limited)
         for warning in warnings + dropped:
             log.warning(warning)
         if not tasks:

@@ -29,6 +29,7 @@ from .sandbox import isolation, template
 from .sandbox.client import NotebookClock, Sandbox, SandboxError
 from .sandbox.process import Stop, font_cache, keep_one_ahead, warm_template
 from .sanitize import bounded_cells, sanitize, shape_problem
+from .settings import GRADER
 from .task import Task
 from .text import log_text, scrubbed
 from .verdicts import BUSY, defined_names, grade_test_cell, limit_message, stop_phrase
@@ -48,7 +49,7 @@ PRELOADABLE = {"torch": "torch", "scipy": "scipy", "sklearn": "sklearn", "networ
 _python = functools.lru_cache(maxsize=2048)(TransformerManager().transform_cell)  # the given cells: once per process
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # a grading process's numerical libraries: one thread
 log = logging.getLogger(__name__)
-MAX_NOTEBOOK_BYTES = 20 * 1024 ** 2  # a submitted file is read up to this, before any work is spent on it
+MAX_NOTEBOOK_BYTES = GRADER.notebook_bytes  # a submitted file is read up to this, before any work is spent on it
 
 
 def sandbox_cells(notebook) -> list[tuple[str, str]]:

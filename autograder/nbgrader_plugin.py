@@ -39,7 +39,7 @@ Switches (in ``nbgrader_config.py`` or on the command line):
     DLCOURSE_STOCK_AUTOGRADE=1 nbgrader autograde ...   # nbgrader's own in-kernel Execute (not trusted)
     nbgrader autograde ... --SandboxedExecute.unsafe_no_isolation=True   # no sandbox can be made here
     nbgrader autograde ... --SandboxedExecute.limits cell_seconds=25 --SandboxedExecute.limits ram_bytes=1e9
-        # each sandbox's bounds (autograder/sandbox/limits.py), as `make grade LIMITS=...`;
+        # each sandbox's bounds (autograder/settings.py), as `make grade LIMITS=...`;
         # in nbgrader_config.py: c.SandboxedExecute.limits = {"cell_seconds": 25}
 """
 from __future__ import annotations
@@ -74,11 +74,11 @@ from .nbgrader_feedback import configure as use_the_course_feedback
 from .preflight import check, sandbox_or_refusal
 from .result import CellVerdict
 from .sandbox import cgroups
-from .sandbox.limits import Limits
 from .sanitize import sanitize
+from .settings import STOCK_AUTOGRADE, Limits, limits_help
 from .task import Task
 
-STOCK_SWITCH = "DLCOURSE_STOCK_AUTOGRADE"
+STOCK_SWITCH = STOCK_AUTOGRADE.variable
 UNSAFE_SWITCH = "--SandboxedExecute.unsafe_no_isolation=True"
 HIDDEN_NOTE = "# (hidden checks of this cell ran in the grader)"
 METADATA = "dlcourse"  # the autograded notebook's metadata key: problems read, then the grader's result
@@ -151,17 +151,21 @@ class SandboxedExecute(NbGraderPreprocessor):
         False, help="Grade even where no sandbox can be made (the students' code then runs unconfined)."
     ).tag(config=True)
     limits = Dict(
-        {}, help="Each sandbox's bounds, by name (autograder/sandbox/limits.py: ram_bytes, cell_seconds, "
-                 "notebook_seconds, ...); the others keep their defaults. As make grade's LIMITS."
+        {}, help="Each sandbox's bounds, by name, the others their defaults; as make grade's LIMITS.\n" + limits_help()
     ).tag(config=True)
 
     @validate("limits")
     def _known_limits(self, proposal):
         try:
-            Limits.from_mapping(proposal["value"])
+            self._limits = Limits.from_mapping(proposal["value"])  # parsed once, here
         except (TypeError, ValueError) as exc:
             raise TraitError(f"SandboxedExecute.limits: {exc}") from None
         return proposal["value"]
+
+    @property
+    def parsed_limits(self) -> Limits:
+        """The limits as the grader reads them (``limits`` as given, parsed once when it was set)."""
+        return getattr(self, "_limits", None) or Limits()
 
     def preprocess(self, nb, resources):
         info = resources.get("nbgrader") or {}
@@ -172,15 +176,16 @@ class SandboxedExecute(NbGraderPreprocessor):
             prepare_worker()
             _WARM.append(True)
             # as make grade says it: what this machine cannot bound (once per autograde, in nbgrader's log)
-            for line in ([] if reason is not None else cgroups.missing()):
-                self.log.warning("LIMITED: %s", line)
+            limited = None if reason is not None else cgroups.limited()
+            if limited is not None:
+                self.log.warning("%s", limited)
         read_problems = (nb.metadata.pop(METADATA, None) or {}).get("problems") or []
         with tempfile.TemporaryDirectory(prefix="dlcourse-autograde-") as tmp:
             path = Path(tmp) / f"{notebook_id}.ipynb"
             nbformat.write(nb, str(path))
             result = grade_submission(Task(student, assignment, f"{notebook_id}.ipynb", str(path),
                                            problems=tuple(str(p) for p in read_problems),
-                                           unsafe=reason is not None, limits=Limits.from_mapping(self.limits)))
+                                           unsafe=reason is not None, limits=self.parsed_limits))
         self.log.info("%s/%s graded in the sandbox: %s, %.1f s", student, assignment, result.status,
                       result.seconds)
         for problem in result.problems:
@@ -223,7 +228,7 @@ def configure(c) -> str:
     the configuration files (``nbgrader_config.py`` at the root and in each grading run's OUT), after
     ``nbgrader_settings.configure``."""
     use_the_course_feedback(c, HideHiddenTests)
-    if os.environ.get(STOCK_SWITCH) == "1":
+    if STOCK_AUTOGRADE.on():
         return "stock"  # nbgrader's in-kernel Execute: the student's code can change its own verdicts
     c.Autograde.exporter_class = SubmissionExporter
     c.Autograde.sanitize_preprocessors = SANITIZE_PREPROCESSORS

@@ -11,13 +11,13 @@ from __future__ import annotations
 import ast
 import functools
 import importlib.metadata
-import os
 
 from .course import read, release_path, role
 from .errors import EnvironmentProblem
 from .job import PRELUDE
 from .sandbox.client import Sandbox, SandboxError
 from .sandbox.isolation import probe
+from .settings import BWRAP
 
 HEADER = "environment error, no notebook graded"
 # what bubblewrap says where unprivileged user namespaces are refused (a container's seccomp profile,
@@ -97,7 +97,7 @@ def check(chapters, unsafe: bool = False, unsafe_switch: str = "UNSAFE=1 (--unsa
 
 def check_here(chapters: tuple, unsafe: bool) -> str | None:
     """The problem found on this machine (the line, with ``{unsafe_switch}`` to fill), or None."""
-    return _check(tuple(chapters), unsafe, os.environ.get("AUTOGRADER_BWRAP", ""))
+    return _check(tuple(chapters), unsafe, BWRAP.value())
 
 
 @functools.lru_cache(maxsize=8)  # once per process and environment: the tests grade many classes

@@ -10,39 +10,13 @@ nbgrader metadata, so they can never pose as graded cells.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
 
 import nbformat
 
 from .course import grade_id, nbgrader_meta, role
+from .settings import SUBMISSION
 
-
-@dataclass(frozen=True)
-class Bounds:
-    """What the student wrote is bounded before any later step (the sandbox, the feedback, markdown rendering, the
-    HTML sanitizer, the formgrader) spends work on it: far beyond any honest notebook, so that the slowest
-    notebook costs at most its own budget. Each bound that cuts something says so in the notebook's notes."""
-    cell_chars: dict = field(default_factory=lambda: {"markdown": 20_000, "code": 100_000, "raw": 20_000})
-    #   characters of one cell the student wrote (answer or added): the rest is neither graded nor shown
-    student_chars: int = 400_000
-    #   characters of all the student's cells of a notebook together
-    added_cells: int = 300
-    #   cells the student added (scratch code and markdown): the first ones are kept; the others are not run,
-    #   not shown and not stored in the graded notebook (an honest notebook adds a few dozen)
-    cells_read: int = 1_000
-    #   cells of a submitted notebook that are read at all, of those with a grade_id and of the others each: the
-    #   ones after are dropped before any work is spent on them (a release has fewer than 100 cells)
-    rendered_chars: int = 100_000
-    #   characters of HTML that the student's markdown renders to, all cells together (the autograded notebook,
-    #   the formgrader and the feedback page show that HTML; sanitizing it costs about 20 s per MB): a cell past
-    #   it is shown as a one-line note
-    shown_code_chars: int = 30_000
-    #   characters of the student's code (answers and scratch cells together) that the autograded notebook, the
-    #   formgrader and the feedback page show (highlighted code is 10-25 times its size in HTML): all of it is
-    #   graded; a cell past it shows its first part and a one-line note
-
-
-BOUNDS = Bounds()
+BOUNDS = SUBMISSION  # what the student wrote is bounded before any work is spent on it (declared in settings.py)
 MAX_CELL_CHARS = BOUNDS.cell_chars
 MAX_STUDENT_CHARS = BOUNDS.student_chars
 MAX_ADDED_CELLS = BOUNDS.added_cells

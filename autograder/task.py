@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .sandbox.limits import Limits
+from .settings import Limits
 
 
 @dataclass(frozen=True)

@@ -22,15 +22,15 @@ from .course import count_checks, split_hidden
 from .result import CellStatus, CellVerdict, Check
 from .sandbox import protocol
 from .sandbox.client import RemoteError, SandboxError
-from .sandbox.limits import Limits
 from .sandbox.process import Stop
 from .sandbox.proxies import RemoteFunction
+from .settings import GRADER, Limits
 from .text import log_text
 
 # Every chapter's drivers live in dlcourse.drivers: a driver sent as source (a test cell's own function) is
 # refused, so no test cell's text can enter a sandbox. Off only for an author trying a driver out in a cell.
 SOURCE_DRIVERS_REFUSED = True
-MAX_MESSAGE = 1000  # characters of a check's message the grader keeps
+MAX_MESSAGE = GRADER.check_message_chars  # characters of a check's message the grader keeps
 
 LIMIT_MESSAGES = {
     Stop.TIMEOUT: "stopped: the time limit was reached (an endless loop, or far too slow?)",

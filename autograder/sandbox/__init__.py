@@ -8,11 +8,13 @@ The grader's side (trusted):
 - ``template``: warm starts, each sandbox forked from a template that has imported its chapter's libraries;
 - ``isolation``: the operating-system boundary (bubblewrap, seccomp, a sized tmpfs) and ``probe()``;
 - ``cgroups``: the kernel's bound on its memory (tmpfs, memfd and page cache included) and tasks;
-- ``limits``: ``Limits``, every bound of a sandbox in one frozen record.
+- ``limits``: ``Limits`` (declared in ``autograder/settings.py``, with every other bound and switch of the
+  grader), every bound of a sandbox in one frozen record.
 
 Both sides: ``protocol`` (the table of requests) and ``wire`` (how a message is framed and encoded).
 
 The sandbox's side (untrusted, the only grader code it can see): ``server`` and its ``policy``
-(limits, capped output, the audit hook), and ``template_server`` (the template, and the set-up of each
-sandbox forked from it). This file is bound into the sandbox too: it imports nothing.
+(limits, capped output, the audit hook), ``template_server`` (the template, and the set-up of each
+sandbox forked from it), and ``autograder/settings.py`` (the ``Limits`` it receives, read as the grader
+reads them). This file is bound into the sandbox too: it imports nothing.
 """

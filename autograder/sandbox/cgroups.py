@@ -25,9 +25,11 @@ import os
 import signal
 import time
 
+from ..settings import GRADER, Limits, unprivileged
+
 MOUNT = "/sys/fs/cgroup"
 CONTROLLERS = ("memory", "pids", "cpuacct")  # cpuacct only counts: the CPU time a sandbox's budgets read
-CLASS_SHARE = 0.75  # of the machine's RAM, for all the sandboxes of one grading session together
+CLASS_SHARE = GRADER.class_ram_share  # of the machine's RAM, for all the sandboxes of one grading session together
 _counter = itertools.count(1)
 
 
@@ -197,12 +199,10 @@ def _remove_folder(folder: str, until: float = 0) -> bool:
             time.sleep(0.01)
 
 
-FALLBACKS = {  # what bounds a sandbox where a controller is missing
-    "memory": "memory is bounded by the address-space limit and the tmpfs's size only (memfd pages and page "
-              "cache are not counted)",
-    "pids": "tasks are bounded by RLIMIT_NPROC, which the kernel counts per user",
-    "cpuacct": "CPU time is counted from the sandbox's processes in /proc (a process that ends without being "
-               "waited for by another of them is not counted)",
+FALLBACKS = {  # what bounds a sandbox where a controller is missing (declared with its limit: autograder/settings.py)
+    "memory": f"memory is bounded by {unprivileged('ram_bytes')}",
+    "pids": f"tasks are bounded by {unprivileged('tasks')}",
+    "cpuacct": f"CPU time is {unprivileged('cell_seconds')}",
 }
 
 
@@ -211,10 +211,16 @@ def described(missing: dict[str, str]) -> list[str]:
     return [f"no {controller} cgroup ({why}): {FALLBACKS[controller]}" for controller, why in missing.items()]
 
 
+def limited() -> str | None:
+    """The one line every door (make grade, make check, nbgrader autograde) says before its first notebook when
+    a bound cannot be enforced here as declared (an unprivileged run: no cgroup); None when all can."""
+    lines = missing()
+    return f"LIMITED: {'; '.join(lines)}" if lines else None
+
+
 @functools.lru_cache(maxsize=1)
 def missing() -> tuple[str, ...]:
     """One line per control a sandbox here would lack (empty when every control is available)."""
-    from .limits import Limits
     group = Group(Limits().ram_bytes, Limits().tasks)
     try:
         return tuple(described(group.missing))

@@ -35,21 +35,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..settings import GRADER, Limits
 from . import protocol, wire
-from .limits import Limits
 from .process import Process, SandboxError, Stop, run_queue_wait
 from .proxies import Handle, RemoteFunction
 
 __all__ = ["Sandbox", "SandboxError", "RemoteError", "NotebookClock"]
 
-MAX_REPLY_HEADER = 8 * 1024 ** 2   # a reply's JSON part: far more than any check needs
-MAX_REPLY = 128 * 1024 ** 2        # a reply with its arrays
-MAX_MESSAGE_CHARS = 2000           # an error message of the student's code, as the grader keeps it
+# the grader's own bounds, declared in autograder/settings.py
+MAX_REPLY_HEADER = GRADER.reply_header_bytes   # a reply's JSON part: far more than any check needs
+MAX_REPLY = GRADER.reply_bytes                 # a reply with its arrays
+MAX_MESSAGE_CHARS = GRADER.error_message_chars  # an error message of the student's code, as the grader keeps it
 # what a malformed message from the sandbox raises while it is decoded
 _BROKEN = (wire.WireError, ValueError, KeyError, TypeError, IndexError, RecursionError, AttributeError,
            OverflowError)
-SLICE = 0.25       # seconds between two readings of a sandbox's CPU time while a reply is awaited
-BUSY_SHARE = 0.5   # a wall-clock stop is the machine's when this share of the notebook's time was run-queue wait
+SLICE = GRADER.cpu_reading_seconds  # between two readings of a sandbox's CPU time while a reply is awaited
+BUSY_SHARE = GRADER.busy_share      # a wall-clock stop is the machine's when this share of its time was run-queue wait
 
 
 class _WaitMeter:
@@ -71,8 +72,8 @@ class NotebookClock:
     of its sandboxes and of the grading process's own work (``Limits.notebook_seconds``), the wall-clock cap
     (``Limits.notebook_wall_seconds``, from ``started``), and how much of that wall time went waiting for a CPU."""
 
-    def __init__(self, limits, started: float | None = None):
-        self.limits = Limits.from_mapping(limits)
+    def __init__(self, limits: Limits, started: float | None = None):
+        self.limits = limits
         self.started = time.monotonic() if started is None else started
         self.wall_end = self.started + self.limits.notebook_wall_seconds
         self.own_cpu = time.process_time()
@@ -148,9 +149,9 @@ class Sandbox:
     instructor who asked for it explicitly. ``isolation`` says which one runs.
     """
 
-    def __init__(self, limits: dict | None = None, preload: tuple = (), unsafe: bool = False, warm: tuple = (),
-                 clock: NotebookClock | None = None):
-        self.limits = Limits.from_mapping(limits)
+    def __init__(self, limits: Limits | dict | None = None, preload: tuple = (), unsafe: bool = False,
+                 warm: tuple = (), clock: NotebookClock | None = None):
+        self.limits = Limits.from_mapping(limits)  # a Limits as it is (the grader's); a mapping from a test
         self.process = Process(self.limits, list(preload), unsafe, tuple(warm))
         self.sock = self.reader = None
         self.callbacks: dict[int, object] = {}
@@ -366,7 +367,7 @@ class Sandbox:
 
     def run_cell(self, code: str, name: str, seconds: float | None = None, limit: str = "cell_seconds") -> dict | None:
         """Run a cell of the notebook; returns None or the error it raised ({type, message})."""
-        with self.within(seconds or self.limits[limit], limit):
+        with self.within(seconds or getattr(self.limits, limit), limit):
             return self.request(protocol.EXEC, code=code, name=name)["error"]
 
     def function(self, name: str) -> RemoteFunction:

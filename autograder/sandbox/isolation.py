@@ -28,10 +28,13 @@ import subprocess
 import sys
 import sysconfig
 
+from ..settings import BWRAP
+
 NOBODY = 65534
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 # All of the grader the sandbox sees (read-only, under INSIDE): the server and what it imports.
-SERVER_MODULES = ("autograder/__init__.py", "autograder/sandbox/__init__.py", "autograder/sandbox/server.py",
+SERVER_MODULES = ("autograder/__init__.py", "autograder/settings.py", "autograder/sandbox/__init__.py",
+                  "autograder/sandbox/server.py",
                   "autograder/sandbox/protocol.py", "autograder/sandbox/wire.py", "autograder/sandbox/policy.py",
                   "autograder/sandbox/template_server.py")
 INSIDE = "/grader"    # where SERVER_MODULES are, inside the sandbox
@@ -90,7 +93,7 @@ def seccomp_program() -> bytes:
 # ------------------------------------------------------------------ bubblewrap
 def bwrap() -> str | None:
     """bubblewrap's path; ``AUTOGRADER_BWRAP`` names another (the tests name a missing one)."""
-    path = os.environ.get("AUTOGRADER_BWRAP") or shutil.which("bwrap")
+    path = BWRAP.value() or shutil.which("bwrap")
     return path if path and os.path.exists(path) else None
 
 

@@ -18,21 +18,24 @@ import os
 import resource
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..settings import Limits
 
 
-def apply_limits(limits: dict, nproc: int | None = None) -> None:
-    """Memory, CPU time and file size as the grader set them; no core files. ``nproc``: the RLIMIT_NPROC
-    the grader asks for where no pids cgroup bounds the sandbox's tasks."""
+def apply_limits(limits: Limits, nproc: int | None = None) -> None:
+    """Memory, CPU time and file size as the grader set them (``None``: no cap); no core files. ``nproc``: the
+    RLIMIT_NPROC the grader asks for where no pids cgroup bounds the sandbox's tasks."""
     def cap(which, value):
-        if value:
+        if value is not None:
             soft, hard = resource.getrlimit(which)
             value = value if hard == resource.RLIM_INFINITY else min(value, hard)
             resource.setrlimit(which, (value, value))
-    cap(resource.RLIMIT_AS, int(limits.get("memory_bytes", 0)))
-    cap(resource.RLIMIT_CPU, int(limits.get("cpu_seconds", 0)))
-    cap(resource.RLIMIT_FSIZE, int(limits.get("output_bytes", 0)))
-    if nproc:
-        cap(resource.RLIMIT_NPROC, int(nproc))
+    cap(resource.RLIMIT_AS, limits.memory_bytes)
+    cap(resource.RLIMIT_CPU, limits.cpu_seconds)
+    cap(resource.RLIMIT_FSIZE, limits.output_bytes)
+    cap(resource.RLIMIT_NPROC, nproc)
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an over-long write fails instead of killing us
 
@@ -125,12 +128,12 @@ def install_audit_hook(workdir: str, watch_functions: tuple) -> None:
 
 
 class CappedOutput(io.TextIOBase):
-    """stdout and stderr of the student's code: kept up to a cap, silently dropped beyond it.
+    """stdout and stderr of the student's code: kept up to a cap (``None``: no cap), silently dropped beyond it.
 
     Printing a lot is honest; it must never make the student's function fail.
     """
 
-    def __init__(self, cap: int):
+    def __init__(self, cap: int | None):
         self.cap, self.written = cap, 0
 
     def writable(self):
@@ -138,8 +141,9 @@ class CappedOutput(io.TextIOBase):
 
     def write(self, text):
         text = str(text)
-        if self.written < self.cap:
-            data = text.encode("utf-8", "replace")[: self.cap - self.written]
+        if self.cap is None or self.written < self.cap:
+            data = text.encode("utf-8", "replace")
+            data = data if self.cap is None else data[: self.cap - self.written]
             try:
                 os.write(1, data)
             except OSError:
@@ -151,7 +155,7 @@ class CappedOutput(io.TextIOBase):
         pass
 
 
-def capture_output(workdir: str, cap: int) -> None:
+def capture_output(workdir: str, cap: int | None) -> None:
     """Send this process's stdout and stderr (Python's and the file descriptors) to ``workdir/output.txt``."""
     out = os.open(os.path.join(workdir, "output.txt"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(out, 1)

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from ..errors import GraderError
+from ..settings import AHEAD, GRADER, Limits
 from . import cgroups, isolation, protocol, template
-from .limits import Limits
 
 WARM = "bubblewrap-equivalent, forked warm"  # Process.isolation of a sandbox forked from a template
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class Process:
     if any) or "none (<why>)"."""
 
     def __init__(self, limits: Limits, preload: list, unsafe: bool, warm: tuple = ()):
-        self.limits, self.preload, self.unsafe = Limits.from_mapping(limits), preload, unsafe
+        self.limits, self.preload, self.unsafe = limits, preload, unsafe
         self.warm = warm  # what a template made for it may preload too (``Task.warm``)
         self.isolation = None  # once started
         self.proc = None       # the Popen of the sandbox (bwrap, or the interpreter itself)
@@ -85,7 +85,7 @@ class Process:
                 return self.sock
         self.group = cgroups.Group(limits.ram_bytes, limits.tasks)
         weakref.finalize(self, self.group.remove)  # even if close() is never called, the groups go with us
-        config = {"limits": limits.as_dict(), "preload": self.preload}
+        config = {"limits": limits.to_wire(), "preload": self.preload}
         if "pids" not in self.group.paths:  # the fallback: RLIMIT_NPROC, counted per user by the kernel
             uid = isolation.NOBODY if reason is None and os.geteuid() == 0 else os.getuid()
             config["nproc"] = cgroups.count_tasks_of(uid) + limits.tasks
@@ -209,7 +209,7 @@ class Process:
 
 def _spawn_request(limits: Limits, group: cgroups.Group, nproc: int | None = None) -> dict:
     """What a template is told to make a sandbox (``template.Template.spawn``): nothing of a student's."""
-    return {"env": _sandbox_env(), "limits": limits.as_dict(), "nproc": nproc, "cgroups": list(group.paths.values()),
+    return {"env": _sandbox_env(), "limits": limits.to_wire(), "nproc": nproc, "cgroups": list(group.paths.values()),
             "layout": isolation.layout(limits.disk_bytes, _matplotlib_files())}
 
 
@@ -246,13 +246,13 @@ class _Ahead:
 
 _ahead: dict = {"on": False, "sandbox": None, "thread": None}  # this process's sandbox forked ahead
 _ahead_lock = threading.Lock()
-AHEAD_IDLE_SECONDS = 300  # a sandbox forked ahead that no notebook takes by then is ended (a long-lived process)
+AHEAD_IDLE_SECONDS = GRADER.ahead_idle_seconds  # a sandbox forked ahead that no notebook takes by then is ended
 
 
 def keep_one_ahead(on: bool = True) -> None:
     """Fork each warm sandbox's successor while it works (a grading process of a class: its next notebook then
     starts without waiting for the fork); ``discard_ahead`` ends the one left."""
-    _ahead["on"] = on and os.environ.get("AUTOGRADER_AHEAD", "1") != "0"
+    _ahead["on"] = on and AHEAD.on()
     if not on:
         discard_ahead()
 

@@ -9,8 +9,9 @@ socket, replying with plain data (``wire``).
 
 Before any student code runs it sets its own rules (``policy``: limits, capped
 output, the audit hook) and starts watching threads (``dlcourse.testing.sandbox_monitors``).
-It imports only ``protocol``, ``wire`` and ``policy`` of the grader: those, with this file and
-the package's ``__init__``, are all of the grader the sandbox can see (``isolation.SERVER_MODULES``).
+It imports only ``protocol``, ``wire``, ``policy`` and ``settings`` (its ``Limits``, received as the grader
+sent them) of the grader: those, with this file and the packages' ``__init__``, are all of the grader the
+sandbox can see (``isolation.SERVER_MODULES``).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import socket
 import sys
 import traceback
 
+from ..settings import GRADER, Limits
 from . import policy, protocol, wire
 
 
@@ -180,20 +182,20 @@ def _changed(value, received) -> bool:
 
 def _describe(exc: BaseException) -> dict:
     text = str(exc)
-    if len(text) > 500:
-        text = text[:500] + "…"
+    if len(text) > GRADER.sandbox_error_chars:
+        text = text[:GRADER.sandbox_error_chars] + "…"
     return {"type": type(exc).__name__, "message": text}
 
 
-def serve(sock: socket.socket, limits: dict, nproc: int | None = None) -> None:
+def serve(sock: socket.socket, limits: Limits, nproc: int | None = None) -> None:
     """Become the sandbox: capped output, watched threads, limits, the audit hook, then answer requests."""
     workdir = os.getcwd()
-    policy.capture_output(workdir, int(limits.get("output_bytes", 0)) or 1 << 20)
+    policy.capture_output(workdir, limits.output_bytes)
     from dlcourse.testing import sandbox_monitors
     try:
         with sandbox_monitors() as watch_class:
             policy.apply_limits(limits, nproc)
-            if limits.get("audit_hook", True):  # off only in the tests that probe the OS boundary beneath it
+            if limits.audit_hook:  # off only in the tests that probe the OS boundary beneath it
                 policy.install_audit_hook(workdir, watch_class.hook_functions())
             Server(sock, watch_class).loop()
     except BaseException:  # noqa: BLE001
@@ -209,7 +211,7 @@ def main() -> None:
     import numpy  # noqa: F401 - preload what every chapter uses, before the policy
     for name in config.get("preload", []):
         __import__(name)
-    serve(sock, config.get("limits", {}), config.get("nproc"))
+    serve(sock, Limits.from_wire(config["limits"]), config.get("nproc"))
 
 
 if __name__ == "__main__":

@@ -27,11 +27,12 @@ import threading
 import time
 
 from ..errors import GraderError
+from ..settings import GRADER, WARM
 from . import isolation, protocol
 
-MAX_TEMPLATES = 2          # per grading process: a chapter's template and the previous one's
-READY_SECONDS = 120        # a template's imports (torch) on a busy machine
-SPAWN_SECONDS = 30         # a sandbox's set-up, fork to ready
+MAX_TEMPLATES = GRADER.templates             # per grading process (declared in autograder/settings.py)
+READY_SECONDS = GRADER.template_ready_seconds  # a template's imports (torch) on a busy machine
+SPAWN_SECONDS = GRADER.spawn_seconds           # a sandbox's set-up, fork to ready
 BASES = ("/tmp", "/mnt", "/run", "/var/tmp")  # where a sandbox's new root is built, in its own mount namespace
 # (its command line, which its sandboxes show too, names the server: what a sweep for leftover sandboxes looks for)
 TEMPLATE = ("import sys; sys.path.insert(0, {!r}); import autograder.sandbox.server; "
@@ -42,13 +43,13 @@ class TemplateError(GraderError):
     """No sandbox could be forked from the template (the grader then starts one cold)."""
 
 
-MAX_FAILURES = 2           # failed warm starts after which this process starts its sandboxes cold
+MAX_FAILURES = GRADER.warm_failures  # failed warm starts after which this process starts its sandboxes cold
 failures: list[str] = []   # why warm starts failed in this process
 
 
 def enabled() -> bool:
     """Whether to fork sandboxes from templates: unless ``AUTOGRADER_WARM=0`` or they keep failing here."""
-    return os.environ.get("AUTOGRADER_WARM", "1") != "0" and len(failures) < MAX_FAILURES
+    return WARM.on() and len(failures) < MAX_FAILURES
 
 
 class WarmProcess:

@@ -368,8 +368,9 @@ def _student_process(request: dict, sock_fd: int, ready: int) -> None:
     numpy.random.seed()
     os.write(ready, READY)
     os.close(ready)
+    from ..settings import Limits
     from . import server
-    server.serve(socket.socket(fileno=sock_fd), request["limits"], request.get("nproc"))
+    server.serve(socket.socket(fileno=sock_fd), Limits.from_wire(request["limits"]), request.get("nproc"))
 
 
 class _CapHeader(ctypes.Structure):

@@ -20,7 +20,9 @@ import time
 
 import numpy as np
 
-MAX_MESSAGE = 512 * 1024 * 1024
+from ..settings import GRADER
+
+MAX_MESSAGE = GRADER.wire_message_bytes
 _ALLOWED_KINDS = set("biufc")
 _LEN = struct.Struct("!Q")
 
@@ -126,9 +128,9 @@ class Decoder:
     (a second reference is refused), and the nodes it builds and the bytes it allocates are counted
     against ``max_nodes`` and ``max_bytes`` before anything is allocated."""
 
-    MAX_DEPTH = 100
-    MAX_NODES = 1_000_000
-    MAX_BYTES = 256 * 1024 ** 2
+    MAX_DEPTH = GRADER.decode_depth
+    MAX_NODES = GRADER.decode_nodes
+    MAX_BYTES = GRADER.decode_bytes
 
     def __init__(self, buffers, on_ref, on_callback, on_global, max_nodes: int | None = None,
                  max_bytes: int | None = None):
