@@ -169,6 +169,111 @@ def _release_cell(grade_id: str) -> str:
     return next(c.source for c in release.cells if gid(c) == grade_id)
 
 
+# ------------------------------------------------------------ issue 42: public checks that catch the common mistakes
+
+# (function, mistake) -> words the first failing public check's message must contain (None: any failure)
+PUBLIC_CATCHES = {
+    ("linear_backward", "two_d_only"): "(2, 2, 3)",
+    ("linear_backward", "db_summed_over_the_first_axis_only"): "db of linear_backward for X of shape (2, 2, 3)",
+    ("layernorm_backward", "two_d_only_sums"): "(2, 2, 3)",
+    ("layernorm_backward", "statistics_over_axis_1"): "dX of layernorm_backward for X of shape (2, 2, 3)",
+    ("train_capstone", "residual_gradient_forgotten"): "two paths",
+    ("train_capstone", "mean_pool_gradient_not_divided"): "the mean pool's backward divides by T",
+    ("train_capstone", "shuffles_once"): "a new order = rng.permutation",
+    ("train_capstone", "evaluates_on_training_data"): "the validation loss after epoch 1",
+    ("train_capstone", "moments_not_carried"): "what adam_step returned for it at the previous step",
+    ("train_capstone", "classifier_gradient_computed_inline"): "every step hands adam_step exactly",
+}
+
+
+def _first_failure(ns: dict, source: str) -> str | None:
+    """The first failing check of a test cell run in a kernel-like scope, in full ("description: reason"), or None."""
+    from autograder.quickcheck import _python
+    from dlcourse.testing import CheckFailed
+    try:
+        exec(compile(_python(source), "<test cell>", "exec"), dict(ns))
+    except CheckFailed as failed:
+        return f"{failed.description}: {failed.reason}"
+    except Exception as exc:  # noqa: BLE001 - outside every check: still a failure
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def test_every_plausible_loop_mistake_and_2d_only_backward_fails_a_public_check():
+    """Issue 42: the public checks the student sees (the release's cells) pass for the reference and fail for every
+    plausible mistake of train_capstone and for backward passes written for (N, D) inputs only, (B, T, D) failing;
+    the message names the mistake where it can (the mean pool's 1/T, the epoch's permutation, Adam's state)."""
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    mistakes = load("ch12_capstone")
+    cases = {("train_capstone", m): None for m in mistakes["train_capstone"]}
+    cases.update(PUBLIC_CATCHES)
+    cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in cases}}
+    assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
+    reference = namespace("ch12_capstone")
+    assert all(_first_failure(reference, cell) is None for cell in cells.values())
+    missed = {}
+    for (function, mistake), words in cases.items():
+        failure = _first_failure(namespace("ch12_capstone", {function: mistakes[function][mistake]}), cells[function])
+        if failure is None or (words is not None and words not in failure):
+            missed[f"{function}/{mistake}"] = failure
+    assert not missed, missed
+
+
+def test_a_missing_one_over_T_is_named_by_the_hidden_run_comparison_too():
+    """Issue 42: the hidden step-by-step comparison with the contract's torch run recognises a mean pool whose
+    backward does not divide by T (it matches the run with every gradient below the pool T times too large) and says
+    so, where it used to show two numbers 1e-5 apart."""
+    from autograder.course import Chapter, grade_id
+    from autograder.quickcheck import _python
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    cell = next(c.source for c in Chapter.load("ch12_capstone").cells("tests") if grade_id(c) == "test_train_capstone")
+    scope = dict(namespace("ch12_capstone"))
+    exec(compile(_python(cell), "<test_train_capstone>", "exec"), scope)  # the reference passes it: defines compare
+    mistake = namespace("ch12_capstone", {"train_capstone": load("ch12_capstone")["train_capstone"][
+        "mean_pool_gradient_not_divided"]})["train_capstone"]
+    scope["train_capstone"] = mistake
+    with pytest.raises(AssertionError, match="the mean pool's backward divides by T"):
+        scope["compare"](dict(scope["SMALL"], layernorm=False), *(scope[k] for k in ("X_tr", "y_tr", "X_va", "y_va")))
+    scope["train_capstone"] = namespace("ch12_capstone", {"train_capstone": load("ch12_capstone")["train_capstone"][
+        "position_gradient_averaged"]})["train_capstone"]
+    with pytest.raises(AssertionError) as other:  # another mistake is not blamed on the pool
+        scope["compare"](dict(scope["SMALL"], layernorm=False), *(scope[k] for k in ("X_tr", "y_tr", "X_va", "y_va")))
+    assert "divides by T" not in str(other.value)
+
+
+# ------------------------------------------------------------ issue 42: one adam_step for the course
+
+def _adam_source(chapter: str) -> str:
+    from autograder.course import Chapter, grade_id, strip_solution_markers
+    return next(strip_solution_markers(c.source) for c in Chapter.load(chapter).cells("solution")
+                if grade_id(c) == "adam_step")
+
+
+@pytest.mark.parametrize("earlier", ["ch05_rnn", "ch08_tricks"])
+def test_the_adam_step_of_chapters_5_and_8_works_in_the_capstone_unchanged(ref, earlier):
+    """Issue 42: the reference adam_step of ch05 and of ch08, pasted into ch12 as they are, has ch12's signature (the
+    same parameters in the same places with the same defaults; any more have defaults) and passes, public and hidden,
+    the checks of adam_step and of the loop (the held-out check makes the same call through the same loop: left out
+    here for time; `autograder check` on both filled notebooks gives full marks)."""
+    import inspect
+
+    from autograder.course import Chapter, grade_id
+    from autograder.quickcheck import run_test_cell
+    from autograder.reference import namespace
+    ns = namespace("ch12_capstone", {"adam_step": _adam_source(earlier)})
+    ours = list(inspect.signature(ref.adam_step).parameters.values())
+    theirs = list(inspect.signature(ns["adam_step"]).parameters.values())
+    assert [(p.name, p.kind, p.default) for p in theirs[:len(ours)]] == [(p.name, p.kind, p.default) for p in ours]
+    assert all(p.default is not inspect.Parameter.empty for p in theirs[len(ours):])
+    cells = {grade_id(c): c.source for c in Chapter.load("ch12_capstone").cells("tests")}
+    uses = [gid for gid, source in cells.items() if "adam_step" in source]
+    assert set(uses) == {"test_adam_step", "test_train_capstone", "test_capstone_heldout"}
+    for gid in ("test_adam_step", "test_train_capstone"):
+        assert run_test_cell(ns, cells[gid]) is None, (earlier, gid)
+
+
 def test_the_loops_checks_the_student_sees_catch_a_forgotten_residual_and_gradients_computed_beside_the_pieces():
     """Issue 39: the public checks of train_capstone (the release's cell) pass for the reference and fail for a loop
     that drops the residual's gradient path, or hands adam_step a weight gradient it computed itself (even a right

@@ -69,12 +69,15 @@ class _Trace:
             "layernorm": (((1, "X"), (2, "gamma")), (1, 2)),
             "attention": ((), (1, 2, 3))}
 
-    def __init__(self, alter=0.0):
+    def __init__(self, alter=0.0, keep_steps=False):
         self.alter, self.noise = float(alter), np.random.default_rng(2024)
+        self.keep_steps, self.steps = keep_steps, []  # every step's (params, grads) when keep_steps
+        self.returned = {}  # slot (position of the call in its step) -> the (param, m, v) adam_step returned
         self.records = []  # backward calls since the last adam_step call: (kind, inputs, outputs)
         self.step = None   # the open step: {"records": [...], "calls": [(param, grad)]}
         self.first = None  # the first step's (params, grads)
-        self.out = {key: [] for key in ("ts", "lrs", "shapes", "update_sq", "traced_sq", "diff_sq", "fresh")}
+        self.out = {key: [] for key in ("ts", "lrs", "shapes", "update_sq", "traced_sq", "diff_sq", "fresh",
+                                        "carry_diff", "carry_scale")}
 
     def backward(self, kind, function):
         inputs_kept, outputs_kept = self.KEPT[kind]
@@ -117,9 +120,35 @@ class _Trace:
                     self.close()
                 self.step = {"records": self.records, "calls": []}
                 self.records = []
+            slot = len(self.step["calls"])
             self.step["calls"].append((np.array(param, dtype=np.float64), np.array(grad, dtype=np.float64)))
-            return adam_step(param, grad, m, v, t, *args, **kwargs)
+            self.carried(slot, param, m, v)
+            value = adam_step(param, grad, m, v, t, *args, **kwargs)
+            try:
+                self.returned[slot] = tuple(np.array(a, dtype=np.float64) for a in value)
+            except Exception:  # noqa: BLE001 - not three arrays: nothing to carry
+                self.returned[slot] = None
+            return value
         return recorded
+
+    def carried(self, slot, param, m, v):
+        """How far the (param, m, v) given to this call are from what the call in the same slot of the previous step
+        returned (the first step: how far m and v are from zero): the largest absolute difference, and the largest
+        absolute value of the returned arrays (inf, nan when they cannot be compared)."""
+        try:
+            given = [np.asarray(a, dtype=np.float64) for a in (param, m, v)]
+        except Exception:  # noqa: BLE001 - not arrays: the check fails on it
+            given = None
+        first, before = slot not in self.returned, self.returned.get(slot)
+        diff, scale = float("inf"), float("nan")
+        if given is not None and first:  # the first call in this slot: m and v start at zero
+            diff, scale = max(float(np.max(np.abs(a), initial=0.0)) for a in given[1:]), 0.0
+        elif given is not None and before and len(before) == 3 and all(
+                np.shape(a) == np.shape(b) for a, b in zip(given, before)):
+            diff = max(float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(given, before))
+            scale = max(float(np.max(np.abs(b), initial=0.0)) for b in before)
+        self.out["carry_diff"].append(diff)
+        self.out["carry_scale"].append(scale)
 
     def close(self):
         """Compare the open step's updates with the sums of its backward outputs, parameter by parameter."""
@@ -129,6 +158,8 @@ class _Trace:
         params, grads = [p for p, _ in step["calls"]], [g for _, g in step["calls"]]
         if self.first is None:
             self.first = (params, grads)
+        if self.keep_steps:
+            self.steps.append((params, grads))
         traced = self.traced(step["records"], params) if len(params) == len(PARAMETERS) else None
         sizes = [g.size for g in grads]
         given = np.concatenate([g.ravel() for g in grads])
@@ -201,7 +232,7 @@ class _Trace:
 
 def train_traced(train_capstone, linear_forward, linear_backward, layernorm_forward, layernorm_backward,
                  attention_forward, attention_backward, adam_step, X_train, y_train, X_val, y_val, alter=0.0,
-                 **settings):
+                 keep_steps=False, **settings):
     """The student's ``train_capstone(<the seven pieces>, X_train, y_train, X_val, y_val, **settings)``, run
     under ``from_scratch`` (torch called anywhere in the run fails it), with the three backward pieces and
     ``adam_step`` wrapped to record what they return and are given (then calling the given ones). With
@@ -224,10 +255,16 @@ def train_traced(train_capstone, linear_forward, linear_backward, layernorm_forw
     ``Wv``, the outputs of ``attention_backward``; for ``g2``, ``c2`` (``g1``, ``c1``) ``dgamma`` and ``dbeta`` of
     the first (last) ``layernorm_backward`` input ``(X, gamma)`` whose ``gamma`` is that gain; zeros for a
     parameter no piece returned a gradient of. ``first_params`` and ``first_grads``: the 14 parameters and
-    gradients given to ``adam_step`` at the first step (``None`` without one)."""
+    gradients given to ``adam_step`` at the first step (``None`` without one); with ``keep_steps``, ``step_params``
+    and ``step_grads``: those of every step (a list per step; for small runs).
+
+    Per ``adam_step`` call also ``carry_diff`` and ``carry_scale``: the largest absolute difference between the
+    ``(param, m, v)`` it was given and what the call in the same position of the previous step returned, and the
+    largest absolute value of what that call returned (at a parameter's first call: the largest ``|m|``, ``|v|``,
+    and 0), so that a loop that does not use the parameters and moments ``adam_step`` returns is seen."""
     from dlcourse.testing import from_scratch
 
-    trace = _Trace(alter)
+    trace = _Trace(alter, keep_steps)
     with from_scratch("train_capstone (and every piece it calls)"):
         result = train_capstone(linear_forward, trace.backward("linear", linear_backward), layernorm_forward,
                                 trace.backward("layernorm", layernorm_backward), attention_forward,
@@ -237,6 +274,8 @@ def train_traced(train_capstone, linear_forward, linear_backward, layernorm_forw
     out = {"type": type(result).__name__, "shapes": trace.out["shapes"],
            **{key: np.asarray(values, dtype=np.float64) for key, values in trace.out.items() if key != "shapes"}}
     out["first_params"], out["first_grads"] = trace.first or (None, None)
+    if keep_steps:
+        out["step_params"], out["step_grads"] = [p for p, _ in trace.steps], [g for _, g in trace.steps]
     value = result.get("params") if isinstance(result, dict) else None
     out["params"] = None if value is None else [np.array(p, dtype=np.float64) for p in value]
     for key in ("losses", "val_loss", "val_accuracy"):

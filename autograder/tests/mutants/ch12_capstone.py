@@ -16,6 +16,11 @@ MUTANTS = {
         "dW_of_the_first_example_only": swap("dW = X.reshape(-1, X.shape[-1]).T @ dY.reshape(-1, dY.shape[-1])",
                                              "dW = X.reshape(-1, X.shape[-1])[:X.shape[-2]].T @ "
                                              "dY.reshape(-1, dY.shape[-1])[:X.shape[-2]]"),
+        # issue 42: written for (N, D) inputs only; the public checks now include a (B, T, D) batch
+        "two_d_only": swap(("dW = X.reshape(-1, X.shape[-1]).T @ dY.reshape(-1, dY.shape[-1])", "dW = X.T @ dY"),
+                           ("db = dY.reshape(-1, dY.shape[-1]).sum(axis=0)", "db = dY.sum(axis=0)")),
+        "db_summed_over_the_first_axis_only": swap("db = dY.reshape(-1, dY.shape[-1]).sum(axis=0)",
+                                                   "db = dY.sum(axis=0)"),
     },
     "layernorm_forward": {
         "unbiased_variance": swap("var = X.var(axis=-1, keepdims=True)", "var = X.var(axis=-1, ddof=1, keepdims=True)"),
@@ -28,6 +33,14 @@ MUTANTS = {
         "variance_term_dropped": swap(" - xhat * (g * xhat).mean(axis=-1, keepdims=True)", ""),
         "gamma_forgotten": swap("g = dY * gamma", "g = dY"),
         "dgamma_from_x_not_xhat": swap("dgamma = (dY * xhat)", "dgamma = (dY * X)"),
+        # issue 42: written for (N, D) inputs only; the public checks now include a (B, T, D) batch
+        "two_d_only_sums": swap(("dgamma = (dY * xhat).reshape(-1, D).sum(axis=0)", "dgamma = (dY * xhat).sum(axis=0)"),
+                                ("dbeta = dY.reshape(-1, D).sum(axis=0)", "dbeta = dY.sum(axis=0)")),
+        "statistics_over_axis_1": swap(
+            ("mu = X.mean(axis=-1, keepdims=True)", "mu = X.mean(axis=1, keepdims=True)"),
+            ("np.sqrt(X.var(axis=-1, keepdims=True) + eps)", "np.sqrt(X.var(axis=1, keepdims=True) + eps)"),
+            ("g - g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1, keepdims=True)",
+             "g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True)")),
     },
     "attention_forward": {
         "no_scaling": swap(" / np.sqrt(Wk.shape[1])", ""),
@@ -99,6 +112,9 @@ MUTANTS = {
         "query_and_key_gradients_swapped": swap("dU, grads[5], grads[6], grads[7] = attention_backward(",
                                                 "dU, grads[6], grads[5], grads[7] = attention_backward("),
         "first_layernorm_backward_at_Z": swap("layernorm_backward(dU, E, g1)", "layernorm_backward(dU, Z, g1)"),
+        # issue 42: the public checks now follow every step, Adam's state and the validation numbers
+        "moments_not_carried": swap("params[i], ms[i], vs[i] = adam_step(params[i], grads[i], ms[i], vs[i], t, lr=lr)",
+                                    "params[i] = adam_step(params[i], grads[i], ms[i], vs[i], t, lr=lr)[0]"),
     },
 }
 
