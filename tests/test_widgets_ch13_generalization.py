@@ -82,3 +82,96 @@ def test_renders_under_100_ms_median(ref):
 def test_live_pictures_are_current_after_every_move(ref):
     for factory in (ch13.degree_explorer, ch13.ridge_explorer, ch13.double_descent_explorer, ch13.folds_explorer):
         assert_live_through_every_control(build(factory, ref))
+
+
+# ------------------------------------------------------------------ the numbers the prose states
+
+def _chapter():
+    """The solution notebook's cells, and its prose (markdown) with whitespace collapsed."""
+    import nbformat
+
+    from autograder.course import SOLUTIONS
+    nb = nbformat.read(str(SOLUTIONS / "ch13_generalization" / "ch13_generalization.ipynb"), as_version=4)
+    return nb.cells, " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+
+
+def _cell(cells, grade_id=None, containing=None):
+    for c in cells:
+        if grade_id is not None and c.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+            return c.source
+        if containing is not None and c.cell_type == "code" and containing in c.source:
+            return c.source
+    raise AssertionError(f"no cell {grade_id or containing!r}")
+
+
+def test_section_1_states_where_the_held_out_error_bottoms_out(ref):
+    """Section 1's demo, run as the chapter runs it (its own code up to the plot): the training error falls with
+    every degree and the held-out error bottoms out in the degrees the prose names."""
+    import re
+    cells, prose = _chapter()
+    demo = _cell(cells, containing="test_err.append(")
+    ns = {"np": np, "noisy_sine": ch13.noisy_sine, "polynomial_features": ref.polynomial_features,
+          "ridge_fit": ref.ridge_fit}
+    exec(demo.split("\nfig, ax")[0], ns)
+    train, test = np.array(ns["train_err"]), np.array(ns["test_err"])
+    assert "The training error falls with every degree" in prose and np.all(np.diff(train) < 0), train
+    low, high, percent = map(int, re.search(r"bottoms out at degrees (\d+)–(\d+) \(within (\d+) % of one another\)",
+                                             prose).groups())
+    floor = [d for d in range(len(test)) if test[d] <= (1 + percent / 100) * test.min()]
+    assert floor == list(range(low, high + 1)), (floor, np.round(test, 4))
+    assert test[low:high + 1].max() <= (1 + percent / 100) * test[low:high + 1].min()
+    assert test[-1] > 2 * test.min() and test[0] > 2 * test.min()  # then it rises (U-shaped)
+    # the widget's data are the demo's
+    x, y, x_test, y_test = ch13.curve_data()
+    assert np.array_equal(x, ns["x_train"]) and np.array_equal(y_test, ns["y_test"])
+
+
+
+def test_the_double_descent_widget_is_what_the_prose_says(ref):
+    """'the same data as the check, the median of 3 draws per feature count'; at p = n the fit swings between the
+    training points, at p = 10n it is smooth again."""
+    import re
+
+    from dlcourse.drivers.ch13_generalization import tanh_teacher
+    cells, prose = _chapter()
+    assert f"the median of {ch13.DRAWS} draws per feature count" in prose
+    ex = build(ch13.double_descent_explorer, ref)
+    assert f"(median of {ch13.DRAWS} draws)" in ex.readout.value
+    assert ex.cache.figure.curve.get_label() == f"min-norm (median of {ch13.DRAWS} draws)"
+    check = _cell(cells, grade_id="test_integration_double_descent")
+    seed = int(re.search(r"\n    verify_double_descent\((\d+)\)\n### BEGIN HIDDEN", check).group(1))
+    rng = np.random.default_rng(seed)
+    beta = rng.standard_normal(ch13.DD_D) / np.sqrt(ch13.DD_D)
+    X, y = tanh_teacher(ch13.DD_N, ch13.DD_D, rng, beta)
+    X_test, y_test = tanh_teacher(1000, ch13.DD_D, rng, beta)
+    for ours, theirs in zip(ch13.descent_data(), (X, y, X_test, y_test, beta)):
+        assert np.array_equal(ours, theirs)
+    assert "at $p = n$ it swings wildly between the training points, at $p = 10n$ it is smooth again" in prose
+    _, curves = next(v for k, v in ex.cache.store.items() if k[0] == "descent")  # what the widget draws
+    variation = {p: float(np.abs(np.diff(curves[ch13.FEATURE_COUNTS.index(p)][0])).sum()) for p in (40, 400)}
+    teacher = float(np.abs(np.diff(np.tanh(ch13.SLICE * np.linalg.norm(beta)))).sum())
+    assert variation[40] > 5 * variation[400] and variation[400] < 1.5 * teacher, (variation, teacher)
+
+
+def test_the_ridge_widget_states_its_dof_at_both_ends(ref):
+    """'fall from 12.5 (of 13) at the slider's left end, `lam` = 1e-8, to 0.47 at its right end, `lam` = 100'."""
+    _, prose = _chapter()
+    ex = build(ch13.ridge_explorer, ref)
+    slider = ex.controls["log10_lam"]
+    move(ex, log10_lam=slider.min)
+    left = ex.values["effective_dof"]
+    move(ex, log10_lam=slider.max)
+    right = ex.values["effective_dof"]
+    stated = (f"fall from {left:.1f} (of {ch13.RIDGE_DEGREE + 1}) at the slider's left end, `lam` = "
+              f"{10.0 ** slider.min:.0e}, to {right:.2f} at its right end, `lam` = {10.0 ** slider.max:.0f}")
+    assert stated.replace("e-0", "e-") in prose, stated
+
+
+def test_the_degree_widgets_dof_is_the_number_of_parameters_at_every_degree(ref):
+    """'the readout the effective degrees of freedom, which at `lam = 0` is the number of parameters'."""
+    _, prose = _chapter()
+    assert "which at `lam = 0` is the number of parameters" in prose
+    ex = build(ch13.degree_explorer, ref)
+    for degree in ch13.DEGREES:
+        move(ex, degree=degree)
+        assert ex.values["effective_dof"] == degree + 1, (degree, ex.values)

@@ -5,7 +5,7 @@
 - ``ridge_explorer(polynomial_features, ridge_fit, effective_dof)``: a degree-12 fit with a log10 lam slider;
 - ``double_descent_explorer(random_relu_features, ridge_fit)``: the held-out error of min-norm least squares on
   random ReLU features of the double-descent check's data (40 points in 5 dimensions) against the number of
-  features (median of 5 draws), with a slider showing the fitted function along the teacher's direction;
+  features (median of ``DRAWS`` = 3 draws), with a slider showing the fitted function along the teacher's direction;
 - ``folds_explorer(kfold_indices)``: the K folds of ``kfold_indices`` drawn as coloured index strips.
 
 Each render function is pure and returns ``(figure, readout_text)``.
@@ -195,7 +195,7 @@ def _descent_figure() -> LiveFigure:
     live = LiveFigure(Figure(figsize=(8.4, 3.2)))
     fig = live.figure
     a1 = live.a1 = fig.add_axes([0.07, 0.14, 0.42, 0.76])
-    live.curve, = a1.plot([], [], "o-", color="tab:red", ms=3, lw=1, label="min-norm (median of 5 draws)")
+    live.curve, = a1.plot([], [], "o-", color="tab:red", ms=3, lw=1, label=f"min-norm (median of {DRAWS} draws)")
     a1.axvline(DD_N, color="gray", ls=":", lw=1, label=f"p = n = {DD_N}")
     live.marker = live.changes(a1.axvline(DD_N, color="k", lw=0.8))
     a1.set_xscale("log")
