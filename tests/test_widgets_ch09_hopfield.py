@@ -194,3 +194,40 @@ def test_pictures_are_current_after_every_move(ref, capacity_with_recall):
     assert_live_through_every_control(build(ch09.capacity_explorer, ref), max_full_draws=1)
     assert_live_through_every_control(capacity_with_recall[0], max_full_draws=1)
     assert_live_through_every_control(build(ch09.modern_hopfield_explorer, ref), max_full_draws=1)
+
+
+# ------------------------------------------------------------------ the integration check's baseline (issue 39)
+
+def _flat_prose():
+    import nbformat
+
+    from autograder.course import SOLUTIONS
+    nb = nbformat.read(str(SOLUTIONS / "ch09_hopfield" / "ch09_hopfield.ipynb"), as_version=4)
+    return nb, " ".join(" ".join(c.source.split()) for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_nearest_stored_is_the_nearest_in_hamming_distance():
+    P = np.array([[1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0]])
+    X = np.array([[1.0, 1.0, 1.0, -1.0], [-1.0, -1.0, 1.0, -1.0], [1.0, 1.0, -1.0, -1.0]])
+    assert np.array_equal(ch09.nearest_stored(P, X), P[[0, 1, 0]])  # the last is a tie of 0 and 2: the first
+    assert ch09.nearest_stored(P, X[0]).shape == (1, 4)
+
+
+def test_the_integration_checks_baseline_and_the_reference_are_the_numbers_the_prose_states(ref):
+    """Section 5 states what the baseline (nearest stored digit) and the reference network recall on the check's
+    own damaged digits; they are computed here with the check cell's own code and the reference's pieces."""
+    from dlcourse.drivers.ch09_hopfield import store_and_recall
+    nb, prose = _flat_prose()
+    cell = next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_integration_digits")
+    ns = {}
+    exec(cell.split("\nwith check(", 1)[0], ns)  # the cell's data, starts and baseline counts, before any check
+    few, many = ns["few"], ns["many"]
+    finals_few = store_and_recall(ref.hebbian_weights, ref.recall, few, ns["FEW_STARTS"], seed=3)["finals"]
+    finals_many = store_and_recall(ref.hebbian_weights, ref.recall, many, ns["MANY_STARTS"], seed=5)["finals"]
+    net_few = int(np.sum(np.all(finals_few == np.vstack([few, few]), axis=1)))
+    net_many = int(np.sum(np.all(finals_many == many, axis=1)))
+    stated = (f"it recalls {ns['BASELINE_FEW']} of 8 below capacity and {ns['BASELINE_MANY']} of 20 above it; the "
+              f"reference network recalls {net_few} of 8 and {net_many} of 20")
+    assert stated in prose, f"Section 5 should say: {stated}"
+    assert "seed=3)" in cell and "seed=5)" in cell  # the recall seeds used above
+    assert net_few >= ns["BASELINE_FEW"] - 1 and net_many <= 2 < ns["BASELINE_MANY"]

@@ -10,6 +10,8 @@
 * ``modern_hopfield_explorer``: one step of the student's ``modern_hopfield_update`` on damaged
   digits, with an inverse-temperature slider.
 
+``nearest_stored`` is the integration check's baseline (the nearest stored digit in Hamming distance), not a widget.
+
 Each widget is a pure ``render_*`` function (controls and student functions in, ``(figure,
 readout)`` out) wrapped in an ``Explorer``. None of them contains a solution of a graded function.
 """
@@ -26,7 +28,7 @@ from .explorer import Explorer, RenderCache, cached, frozen, readout, when_idle
 from .picture import LiveFigure, kept_figure, round_limits
 
 __all__ = [
-    "binarised_digits", "distinct_digits", "recall_bank", "corrupt",
+    "binarised_digits", "distinct_digits", "recall_bank", "corrupt", "nearest_stored",
     "recall_trajectory", "render_recall", "recall_explorer",
     "N_VALUES", "capacity_table", "recall_loads", "recall_error", "render_capacity", "capacity_explorer",
     "damaged_query", "render_modern_hopfield", "modern_hopfield_explorer",
@@ -87,6 +89,15 @@ def corrupt(pattern, flipped: int, seed: int):
     idx = rng.choice(len(x), size=int(flipped), replace=False)
     x[idx] = -x[idx]
     return x
+
+
+def nearest_stored(P, X):
+    """The baseline of recall (Section 5): for each row of ``X``, the stored pattern (row of ``P``) nearest in
+    Hamming distance, the number of bits that differ; ties go to the first. A table lookup, no network."""
+    P = np.asarray(P, dtype=float)
+    X = np.atleast_2d(np.asarray(X, dtype=float))
+    distances = np.sum(X[:, None, :] != P[None, :, :], axis=2)
+    return P[np.argmin(distances, axis=1)]
 
 
 # ------------------------------------------------------------------ widget 1: recall, sweep by sweep
