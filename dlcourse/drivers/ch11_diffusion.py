@@ -65,11 +65,30 @@ def _eps_mlp(d: int, hidden: int, T: int, depth: int = 3, n_freq: int = 16):
     return EpsMLP()
 
 
+_eps_models: dict = {}  # the last training of train_eps_model in this process, by its arguments (see below)
+
+
 def train_eps_model(X, abar, q_sample, eps_loss, *, steps, hidden, batch=128, lr=3e-3, seed=0, ema=0.99):
     """Train eps_theta on the rows of X: each step draws rows and steps ``t`` (uniform in 0..T-1), gets
     ``(x_t, eps) = q_sample(x0, t, abar, rng)`` and minimises the mean square error of eps_theta(x_t, t)
     against eps (Adam, one-cycle learning rate, an exponential moving average of the weights, which is
-    returned). Returns ``(model, losses)``, ``losses`` the student's ``eps_loss`` of each step."""
+    returned). Returns ``(model, losses)``, ``losses`` the student's ``eps_loss`` of each step.
+
+    The chapter's ring model (``RingRun``, for the explorers) and the integration check's (``diffusion_2d``)
+    are the same training in the same process: the second call gets the first's model and a copy of its
+    losses (the key holds the very function objects and the data, so a function redefined in between
+    trains anew)."""
+    X, abar = np.asarray(X, dtype=float), np.asarray(abar, dtype=float)
+    key = (X.shape, X.tobytes(), abar.tobytes(), q_sample, eps_loss, steps, hidden, batch, lr, seed, ema)
+    if key not in _eps_models:
+        _eps_models.clear()
+        _eps_models[key] = _train_eps_model(X, abar, q_sample, eps_loss, steps=steps, hidden=hidden, batch=batch,
+                                            lr=lr, seed=seed, ema=ema)
+    model, losses = _eps_models[key]
+    return model, np.array(losses)
+
+
+def _train_eps_model(X, abar, q_sample, eps_loss, *, steps, hidden, batch, lr, seed, ema):
     import copy
 
     import torch
@@ -111,6 +130,28 @@ def eps_function(model):
         with torch.no_grad():
             return model(torch.from_numpy(x), steps).double().numpy()
     return eps_model
+
+
+def langevin_ring(langevin_step, gaussian_mixture_score, sigma, *, n=2000, steps=300, step=2e-3, start_std=0.5,
+                  seed=0):
+    """Langevin dynamics with the student's ``langevin_step`` and ``gaussian_mixture_score`` on the ring mixture
+    of components of std ``sigma``: ``n`` particles started from N(ring_centres()[0], start_std^2 I), i.e. next
+    to one component, then ``steps`` steps of size ``step * sigma**2 / 0.01`` (the same in units of the
+    components' variance). Returns the particles (n, 2)."""
+    means = ring_centres()
+    rng = np.random.default_rng(seed)
+    x = means[0] + start_std * rng.standard_normal((n, 2))
+    for _ in range(steps):
+        x = np.asarray(langevin_step(x, gaussian_mixture_score(x, means, sigma), step * sigma ** 2 / 0.01, rng),
+                       dtype=float)
+    return x
+
+
+def nearest_centre_counts(points) -> np.ndarray:
+    """How many of the rows of ``points`` lie nearest to each of the ring's centres, (8,) ints."""
+    points = np.asarray(points, dtype=float)
+    nearest = ((points[:, None, :] - ring_centres()[None]) ** 2).sum(-1).argmin(1)
+    return np.bincount(nearest, minlength=RING_COMPONENTS)
 
 
 def ddim_schedule(T: int, n_steps: int) -> list[tuple[int, int]]:

@@ -30,6 +30,9 @@ MUTANTS = {
         'one_noise_for_the_batch': swap('    eps = rng.standard_normal(x0.shape)\n',
                                         '    eps = rng.standard_normal(x0.shape[1:])\n'),
         'missing_noise_root_only': swap('np.sqrt(1.0 - a) * eps', '(1.0 - a) * eps'),
+        # issue 42: an in-place update of the caller's x0 (the values returned are right)
+        'modifies_x0_in_place': swap('    return np.sqrt(a) * x0 + np.sqrt(1.0 - a) * eps, eps\n',
+                                     '    x0 *= np.sqrt(a)\n    x0 += np.sqrt(1.0 - a) * eps\n    return x0, eps\n'),
     },
     'cosine_alpha_bars': {
         'not_clipped': swap('np.minimum(1.0 - abar / previous, 0.999)', '1.0 - abar / previous'),
@@ -48,6 +51,12 @@ MUTANTS = {
             'np.sqrt(a_prev) * beta / (1 - a) * xt + np.sqrt(1 - beta) * (1 - a_prev) / (1 - a) * x0'),
         'var_not_broadcast': swap('var = np.broadcast_to((1 - a_prev) * beta / (1 - a), mean.shape).copy()',
                                   'var = (1 - a_prev) * beta / (1 - a)'),
+        # issue 42: an int t only (a per-example t is not spread over the rows, or meets a Python `if`)
+        'no_broadcast_over_rows': swap('.reshape(shape) for v in', ' for v in'),
+        'python_if_at_t0': swap('    abar = np.cumprod(1.0 - betas)\n',
+                                '    abar = np.cumprod(1.0 - betas)\n'
+                                '    if t == 0:\n'
+                                '        return x0.copy(), np.zeros_like(x0)\n'),
     },
     'predict_x0': {
         'missing_square_root': swap('np.sqrt(1.0 - a) * eps_hat) / np.sqrt(a)', '(1.0 - a) * eps_hat) / np.sqrt(a)'),
@@ -85,6 +94,11 @@ MUTANTS = {
         'missing_square_roots': swap('np.sqrt(a_prev) * x0_hat + np.sqrt(1.0 - a_prev) * eps_hat',
                                      'a_prev * x0_hat + (1.0 - a_prev) * eps_hat'),
         'returns_x0_hat': swap('return np.sqrt(a_prev) * x0_hat + np.sqrt(1.0 - a_prev) * eps_hat', 'return x0_hat'),
+        # issue 42: an int t_prev only
+        'python_if_for_minus_one': swap('np.append(np.asarray(abar, dtype=float), 1.0)[np.asarray(t_prev)]',
+                                        'np.asarray(1.0 if t_prev == -1 else np.asarray(abar, dtype=float)[t_prev])'),
+        'prev_not_broadcast': swap(
+            '    a_prev = a_prev.reshape(a_prev.shape + (1,) * (x0_hat.ndim - a_prev.ndim))\n', ''),
     },
     'score_from_eps': {
         'sign_flipped': swap('return -eps_hat / np.sqrt(1.0 - a)', 'return eps_hat / np.sqrt(1.0 - a)'),
@@ -99,6 +113,9 @@ MUTANTS = {
         'nearest_mean_only': swap('w = w / w.sum(axis=1, keepdims=True)',
                                   'w = (logits == logits.max(axis=1, keepdims=True)).astype(float)'),
         'sign_flipped': swap('(w @ means - x)', '(x - w @ means)'),
+        # issue 42: the softmax shifted by the smallest logit overflows far from the means
+        'shifted_by_smallest_logit': swap('logits - logits.max(axis=1, keepdims=True)',
+                                          'logits - logits.min(axis=1, keepdims=True)'),
     },
     'langevin_step': {
         'noise_without_factor_2': swap('np.sqrt(2.0 * step)', 'np.sqrt(step)'),
