@@ -122,8 +122,8 @@ CAUGHT_PUBLICLY = [("q_sample", "modifies_x0_in_place", "x0 (q_sample's input) w
                    ("q_posterior", "python_if_at_t0", "t = (1, 0, 1)"),
                    ("ddim_step", "python_if_for_minus_one", "t_prev = (0, -1, 1)"),
                    ("ddim_step", "prev_not_broadcast", "t_prev = (0, -1, 1)"),
-                   ("gaussian_mixture_score", "not_stabilised", "subtract the LARGEST logit"),
-                   ("gaussian_mixture_score", "shifted_by_smallest_logit", "subtract the LARGEST logit")]
+                   ("gaussian_mixture_score", "not_stabilised", "Subtract the LARGEST logit"),
+                   ("gaussian_mixture_score", "shifted_by_smallest_logit", "Subtract the LARGEST logit")]
 
 
 @pytest.mark.parametrize("function, mistake, named", CAUGHT_PUBLICLY, ids=[f"{f}-{m}" for f, m, _ in CAUGHT_PUBLICLY])
