@@ -37,8 +37,8 @@ import pytest
 
 from autograder.course import ROOT
 from autograder.nbgrader_settings import COURSE_ID
-from dlcourse.vocabulary import TO_BE_HAND_GRADED
 from benchmarks.browser import wait_for_formgrader
+from dlcourse.vocabulary import TO_BE_HAND_GRADED
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _unavailable
 
 pytestmark = [pytest.mark.hub, pytest.mark.xdist_group("hub")]  # not "browser": make test-browser leaves it out

@@ -96,7 +96,8 @@ def graded(tmp_path_factory) -> Graded:
     try:
         limits = " ".join(f"{name}={value}" for name, value in LIMITS.items())
         proc = subprocess.run(["make", "--no-print-directory", "grade", f"SUBMISSIONS={folder}", f"OUT={out}",
-                               f"LIMITS={limits}", f"GRADE_JOBS={GRADE_JOBS}"], cwd=ROOT, capture_output=True, text=True, timeout=3000)
+                               f"LIMITS={limits}", f"GRADE_JOBS={GRADE_JOBS}"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=3000)
         graded = Graded(out, proc, labels) if proc.returncode == 0 else None
         assert proc.returncode == 0, proc.stderr[-3000:]
         graded.sentinel_alive = sentinel.poll() is None
