@@ -279,3 +279,91 @@ def test_numbers_the_chapter_states_are_its_own_run(ref):
     assert stated and wins, "the sentences that state the numbers changed: update this test"
     assert stated.groups() == (f"{bigram:.2f}", f"{model:.2f}") and wins.group(1) == f"{trigram:.2f}"
     assert trigram < model < bigram - 0.08        # what the chapter says: the count model wins, the check passes
+
+
+# ------------------------------------------------------------ issue 42: public checks that catch the common mistakes
+# and messages that name the wrong term
+
+# (function, mistake) -> words the first failing public check's message must contain (None: any failure)
+PUBLIC_CATCHES = {
+    ("softmax_backward", "missing_sum_term"): "returned p * dp: that is only the i = j case",
+    ("softmax_backward", "sum_over_first_axis"): "the row sums of dz (over the last axis)",
+    ("softmax_backward", "softmax_applied_to_p"): "treated p as the scores z",
+    ("softmax_backward", "diagonal_only"): None,
+    ("softmax_backward", "unweighted_sum"): None,
+    ("softmax_backward", "sum_without_keepdims"): None,
+    ("scaled_dot_product_attention", "unstable_softmax_inline"): "weights for scores of about 1000 contains nan",
+    ("scaled_dot_product_attention_backward", "dK_untransposed"): "dK (T_q = T_k = 3) is wrong",
+    ("transformer_block_backward", "input_gradient_through_K_transposed"):
+        "through the keys (K = LN1(X) W_k^T) uses W_k the wrong way round",
+    ("transformer_block_backward", "only_query_path_to_ln1"):
+        "through the keys (K = LN1(X) W_k^T) and through the values (V = LN1(X) W_v^T) is missing",
+    ("transformer_block_backward", "attention_residual_dropped"): "the residual path is missing",
+}
+
+
+def _release_cell(grade_id: str) -> str:
+    import nbformat
+
+    from autograder.course import grade_id as gid
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path("ch06_transformers")), as_version=4)
+    return next(c.source for c in release.cells if gid(c) == grade_id)
+
+
+def _first_failure(ns: dict, source: str) -> str | None:
+    """The first failing check of a test cell run in a kernel-like scope, in full ("description: reason"), or None."""
+    from autograder.quickcheck import _python
+    from dlcourse.testing import CheckFailed
+    try:
+        exec(compile(_python(source), "<test cell>", "exec"), dict(ns))
+    except CheckFailed as failed:
+        return f"{failed.description}: {failed.reason}"
+    except Exception as exc:  # noqa: BLE001 - outside every check: still a failure
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def test_public_checks_catch_the_common_mistakes_and_name_the_wrong_term():
+    """Issue 42: the public checks the student sees (the release's cells) pass for the reference and fail for the
+    softmax's backward mistakes (the missing sum term, the wrong axis, p taken for z), an overflowing inline softmax in
+    attention (scores of about 1000), dK with dS untransposed (named dK), and the block's input gradient through K with
+    W_k transposed, a missing path or residual (named as such, not as "dX is wrong")."""
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    mistakes = load("ch06_transformers")
+    cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in PUBLIC_CATCHES}}
+    assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
+    reference = namespace("ch06_transformers")
+    assert {f: _first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
+    missed = {}
+    for (function, mistake), words in PUBLIC_CATCHES.items():
+        failure = _first_failure(namespace("ch06_transformers", {function: mistakes[function][mistake]}), cells[function])
+        if failure is None or (words is not None and words not in failure):
+            missed[f"{function}/{mistake}"] = failure
+    assert not missed, missed
+
+
+def test_the_softmax_formula_is_only_in_a_collapsed_hint():
+    """Issue 42: the release states the route to softmax_backward and attention's backward pass; their results sit in
+    collapsed <details> hints, nowhere else in what the student reads."""
+    import nbformat
+
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path("ch06_transformers")), as_version=4)
+    for formula in ("np.sum(dp * p", "operatorname{diag}(p) - p p^", "A^\\top G", "p_i(\\delta_{ij} - p_j)"):
+        cells = [c.source for c in release.cells if formula in c.source]
+        assert cells, formula
+        for source in cells:
+            assert _inside_details(source, formula), (formula, source[:200])
+
+
+def _inside_details(source: str, formula: str) -> bool:
+    """Every occurrence of ``formula`` in ``source`` lies between a <details> and its </details>."""
+    position = source.find(formula)
+    while position != -1:
+        opened, closed = source.rfind("<details>", 0, position), source.rfind("</details>", 0, position)
+        if opened == -1 or closed > opened:
+            return False
+        position = source.find(formula, position + 1)
+    return True

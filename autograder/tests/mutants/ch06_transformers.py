@@ -90,17 +90,33 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     w = torch.softmax(s, dim=-1)
     return (w @ v).numpy(), w.numpy()
 ''',
+        # issue 42: scores of about 1000 overflow a softmax written inline without the maximum subtracted
+        'unstable_softmax_inline': swap("weights = softmax(scores, axis=-1)",
+                                        "e = np.exp(scores)\n    weights = e / e.sum(axis=-1, keepdims=True)"),
+    },
+    # issue 42: the softmax's Jacobian-vector product, derived by the student (its two cases, then the contraction)
+    'softmax_backward': {
+        'missing_sum_term': swap(" - np.sum(dp * p, axis=-1, keepdims=True)", ""),
+        'sum_over_first_axis': swap("axis=-1, keepdims", "axis=0, keepdims"),
+        'softmax_applied_to_p': swap("    return p * (dp", "    e = np.exp(p - p.max(axis=-1, keepdims=True))\n"
+                                                         "    p = e / e.sum(axis=-1, keepdims=True)\n    return p * (dp"),
+        'diagonal_only': swap("p * (dp - np.sum(dp * p, axis=-1, keepdims=True))", "p * (1 - p) * dp"),
+        'unweighted_sum': swap("np.sum(dp * p,", "np.sum(dp,"),
+        'sum_without_keepdims': swap("axis=-1, keepdims=True)", "axis=-1)"),
+        'mutates_dp': swap("    return p * (dp - np.sum(dp * p, axis=-1, keepdims=True))",
+                           "    dp -= np.sum(dp * p, axis=-1, keepdims=True)\n    return p * dp"),
     },
     'scaled_dot_product_attention_backward': {
-        'no_jacobian_subtraction': swap("dA - np.sum(dA * A, axis=-1, keepdims=True)", "dA"),
+        'no_jacobian_subtraction': swap("softmax_backward(A, dA)", "A * dA"),
         'scale_dropped': swap("    dS = dS / np.sqrt(Q.shape[-1])\n", ""),
         'gradient_through_masked_pairs': swap("_, A = scaled_dot_product_attention(Q, K, V, mask)",
                                               "_, A = scaled_dot_product_attention(Q, K, V)"),
-        'jacobian_sum_over_queries': swap("np.sum(dA * A, axis=-1, keepdims=True)",
-                                          "np.sum(dA * A, axis=-2, keepdims=True)"),
+        'jacobian_sum_over_queries': swap("softmax_backward(A, dA)",
+                                          "A * (dA - np.sum(dA * A, axis=-2, keepdims=True))"),
         'dK_from_K': swap("np.swapaxes(dS, -1, -2) @ Q, dV", "np.swapaxes(dS, -1, -2) @ K, dV"),
         'scale_applied_to_dV_too': swap("dV = np.swapaxes(A, -1, -2) @ d_out",
                                         "dV = np.swapaxes(A, -1, -2) @ d_out / np.sqrt(Q.shape[-1])"),
+        'dK_untransposed': swap("np.swapaxes(dS, -1, -2) @ Q, dV", "dS @ Q, dV"),  # issue 42: named as dK
     },
     'causal_mask': {
         'strictly_below_diagonal': swap('))', '), k=-1)'),
@@ -223,6 +239,8 @@ def transformer_block(X, params, n_heads, mask=None):
             'g["W_q"], g["W_k"], g["W_v"] = flat(dQ).T @ flat(A), flat(dK).T @ flat(A), flat(dV).T @ flat(A)',
             'g["W_q"], g["W_k"], g["W_v"] = flat(A).T @ flat(dQ), flat(A).T @ flat(dK), flat(A).T @ flat(dV)'),
         'only_query_path_to_ln1': swap('dA = dQ @ p["W_q"] + dK @ p["W_k"] + dV @ p["W_v"]', 'dA = dQ @ p["W_q"]'),
+        # issue 42: the input gradient through K with W_k transposed, named as such (not "dX is wrong")
+        'input_gradient_through_K_transposed': swap('dK @ p["W_k"]', 'dK @ p["W_k"].T'),
         'heads_merged_without_transpose': swap("dQ, dK, dV = merge(dQ), merge(dK), merge(dV)",
                                                "dQ, dK, dV = (Y.reshape(B, T, d) for Y in (dQ, dK, dV))"),
         'steps_the_callers_parameters': swap(  # right gradients, then an SGD step on the parameters it was given
