@@ -218,7 +218,8 @@ def test_the_integration_checks_baseline_and_the_reference_are_the_numbers_the_p
     own damaged digits; they are computed here with the check cell's own code and the reference's pieces."""
     from dlcourse.drivers.ch09_hopfield import store_and_recall
     nb, prose = _flat_prose()
-    cell = next(c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "test_integration_digits")
+    cell = next(c.source for c in nb.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id") == "test_integration_digits")
     ns = {}
     exec(cell.split("\nwith check(", 1)[0], ns)  # the cell's data, starts and baseline counts, before any check
     few, many = ns["few"], ns["many"]
