@@ -243,6 +243,17 @@ def test_a_missing_one_over_T_is_named_by_the_hidden_run_comparison_too():
     assert "divides by T" not in str(other.value)
 
 
+def test_an_untransposed_dK_is_named_not_blamed_on_dX():
+    """Issue 42: attention_backward with dK = dS Q (not dS^T Q) used to be reported as "dX is wrong"; the weights'
+    gradients are checked first, so the message names dWk and dK's transpose."""
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    wrong = load("ch12_capstone")["attention_backward"]["dK_not_transposed"]
+    failure = _first_failure(namespace("ch12_capstone", {"attention_backward": wrong}),
+                             _release_cell("test_attention_backward"))
+    assert failure is not None and "dWk of attention_backward" in failure and "dK = dS^T Q" in failure, failure
+
+
 # ------------------------------------------------------------ issue 42: one adam_step for the course
 
 def _adam_source(chapter: str) -> str:
