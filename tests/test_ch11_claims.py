@@ -91,9 +91,9 @@ def test_digits_baselines_are_the_runs(prose):
     encode, decode = drivers.digits_latent()
     gaussian = float(np.mean(classify(decode(np.random.default_rng(7).standard_normal((200, 16))))[1] > 0.7))
     real = float(np.mean(classify(decode(encode(digits_split()[1])))[1] > 0.7))
-    _, stated_gaussian, stated_real = _stated(r"The reference: about (\d+) % against (\d+) % for the Gaussian; real test "
-                                              r"digits \(held out[^)]*\) passed through the same 16 components: (\d+) %",
-                                              prose)
+    _, stated_gaussian, stated_real = _stated(
+        r"The reference: about (\d+) % against (\d+) % for the Gaussian; real test "
+        r"digits \(held out[^)]*\) passed through the same 16 components: (\d+) %", prose)
     assert (stated_gaussian, stated_real) == (f"{100 * gaussian:.0f}", f"{100 * real:.0f}")
 
 
