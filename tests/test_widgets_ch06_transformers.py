@@ -338,7 +338,8 @@ def test_public_checks_catch_the_common_mistakes_and_name_the_wrong_term():
     assert {f: _first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
     missed = {}
     for (function, mistake), words in PUBLIC_CATCHES.items():
-        failure = _first_failure(namespace("ch06_transformers", {function: mistakes[function][mistake]}), cells[function])
+        ns = namespace("ch06_transformers", {function: mistakes[function][mistake]})
+        failure = _first_failure(ns, cells[function])
         if failure is None or (words is not None and words not in failure):
             missed[f"{function}/{mistake}"] = failure
     assert not missed, missed

@@ -98,8 +98,9 @@ def scaled_dot_product_attention(Q, K, V, mask=None):
     'softmax_backward': {
         'missing_sum_term': swap(" - np.sum(dp * p, axis=-1, keepdims=True)", ""),
         'sum_over_first_axis': swap("axis=-1, keepdims", "axis=0, keepdims"),
-        'softmax_applied_to_p': swap("    return p * (dp", "    e = np.exp(p - p.max(axis=-1, keepdims=True))\n"
-                                                         "    p = e / e.sum(axis=-1, keepdims=True)\n    return p * (dp"),
+        'softmax_applied_to_p': swap("    return p * (dp",
+                                     "    e = np.exp(p - p.max(axis=-1, keepdims=True))\n"
+                                     "    p = e / e.sum(axis=-1, keepdims=True)\n    return p * (dp"),
         'diagonal_only': swap("p * (dp - np.sum(dp * p, axis=-1, keepdims=True))", "p * (1 - p) * dp"),
         'unweighted_sum': swap("np.sum(dp * p,", "np.sum(dp,"),
         'sum_without_keepdims': swap("axis=-1, keepdims=True)", "axis=-1)"),
