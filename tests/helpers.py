@@ -181,3 +181,16 @@ def shared_folder(prefix: str):
         yield tmp
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def first_failure(ns: dict, source: str) -> str | None:
+    """The first failing check of a test cell run in a kernel-like scope, in full ("description: reason"), or None."""
+    from autograder.quickcheck import _python
+    from dlcourse.testing import CheckFailed
+    try:
+        exec(compile(_python(source), "<test cell>", "exec"), dict(ns))
+    except CheckFailed as failed:
+        return f"{failed.description}: {failed.reason}"
+    except Exception as exc:  # noqa: BLE001 - outside every check: still a failure
+        return f"{type(exc).__name__}: {exc}"
+    return None

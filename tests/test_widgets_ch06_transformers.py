@@ -8,6 +8,7 @@ from tests.helpers import (
     assert_live_through_every_control,
     assert_names_missing,
     build,
+    first_failure,
     move,
     stub,
 )
@@ -311,19 +312,6 @@ def _release_cell(grade_id: str) -> str:
     return next(c.source for c in release.cells if gid(c) == grade_id)
 
 
-def _first_failure(ns: dict, source: str) -> str | None:
-    """The first failing check of a test cell run in a kernel-like scope, in full ("description: reason"), or None."""
-    from autograder.quickcheck import _python
-    from dlcourse.testing import CheckFailed
-    try:
-        exec(compile(_python(source), "<test cell>", "exec"), dict(ns))
-    except CheckFailed as failed:
-        return f"{failed.description}: {failed.reason}"
-    except Exception as exc:  # noqa: BLE001 - outside every check: still a failure
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
 def test_public_checks_catch_the_common_mistakes_and_name_the_wrong_term():
     """Issue 42: the public checks the student sees (the release's cells) pass for the reference and fail for the
     softmax's backward mistakes (the missing sum term, the wrong axis, p taken for z), an overflowing inline softmax in
@@ -335,11 +323,11 @@ def test_public_checks_catch_the_common_mistakes_and_name_the_wrong_term():
     cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in PUBLIC_CATCHES}}
     assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
     reference = namespace("ch06_transformers")
-    assert {f: _first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
+    assert {f: first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
     missed = {}
     for (function, mistake), words in PUBLIC_CATCHES.items():
         ns = namespace("ch06_transformers", {function: mistakes[function][mistake]})
-        failure = _first_failure(ns, cells[function])
+        failure = first_failure(ns, cells[function])
         if failure is None or (words is not None and words not in failure):
             missed[f"{function}/{mistake}"] = failure
     assert not missed, missed

@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from dlcourse.widgets import ch12_capstone as ch12
-from tests.helpers import assert_live_through_every_control, assert_names_missing, counting, median_update_ms, stub
+from tests.helpers import (
+    assert_live_through_every_control,
+    assert_names_missing,
+    counting,
+    first_failure,
+    median_update_ms,
+    stub,
+)
 
 EPOCHS = 3  # the widgets need trained runs, not good ones
 
@@ -186,19 +193,6 @@ PUBLIC_CATCHES = {
 }
 
 
-def _first_failure(ns: dict, source: str) -> str | None:
-    """The first failing check of a test cell run in a kernel-like scope, in full ("description: reason"), or None."""
-    from autograder.quickcheck import _python
-    from dlcourse.testing import CheckFailed
-    try:
-        exec(compile(_python(source), "<test cell>", "exec"), dict(ns))
-    except CheckFailed as failed:
-        return f"{failed.description}: {failed.reason}"
-    except Exception as exc:  # noqa: BLE001 - outside every check: still a failure
-        return f"{type(exc).__name__}: {exc}"
-    return None
-
-
 def test_every_plausible_loop_mistake_and_2d_only_backward_fails_a_public_check():
     """Issue 42: the public checks the student sees (the release's cells) pass for the reference and fail for every
     plausible mistake of train_capstone and for backward passes written for (N, D) inputs only, (B, T, D) failing;
@@ -211,10 +205,10 @@ def test_every_plausible_loop_mistake_and_2d_only_backward_fails_a_public_check(
     cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in cases}}
     assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
     reference = namespace("ch12_capstone")
-    assert all(_first_failure(reference, cell) is None for cell in cells.values())
+    assert all(first_failure(reference, cell) is None for cell in cells.values())
     missed = {}
     for (function, mistake), words in cases.items():
-        failure = _first_failure(namespace("ch12_capstone", {function: mistakes[function][mistake]}), cells[function])
+        failure = first_failure(namespace("ch12_capstone", {function: mistakes[function][mistake]}), cells[function])
         if failure is None or (words is not None and words not in failure):
             missed[f"{function}/{mistake}"] = failure
     assert not missed, missed
@@ -249,7 +243,7 @@ def test_an_untransposed_dK_is_named_not_blamed_on_dX():
     from autograder.reference import namespace
     from autograder.tests.mutants import load
     wrong = load("ch12_capstone")["attention_backward"]["dK_not_transposed"]
-    failure = _first_failure(namespace("ch12_capstone", {"attention_backward": wrong}),
+    failure = first_failure(namespace("ch12_capstone", {"attention_backward": wrong}),
                              _release_cell("test_attention_backward"))
     assert failure is not None and "dWk of attention_backward" in failure and "dK = dS^T Q" in failure, failure
 
