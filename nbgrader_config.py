@@ -16,7 +16,7 @@ tests are decided in the grader (autograder/nbgrader_plugin.py, plugged in below
 with DLCOURSE_STOCK_AUTOGRADE=1. `nbgrader collect` follows no symbolic link (autograder/nbgrader_exchange.py)
 and `nbgrader generate_feedback` writes the course's sanitised page (autograder/nbgrader_feedback.py).
 
-Each sandbox's bounds (autograder/sandbox/limits.py; `make grade LIMITS=...` for make grade), by name:
+Each sandbox's bounds (autograder/settings.py; `make grade LIMITS=...` for make grade), by name:
     c.SandboxedExecute.limits = {"cell_seconds": 25, "ram_bytes": 1_000_000_000}
 or on the command line: nbgrader autograde ... --SandboxedExecute.limits cell_seconds=25
 """

@@ -230,7 +230,7 @@ def test_limits_are_set_by_name_on_every_door():
 
     from autograder.__main__ import parser
     from autograder.nbgrader_plugin import SandboxedExecute
-    from autograder.sandbox.limits import Limits
+    from autograder.settings import Limits
     done = make("-n", "grade", "SUBMISSIONS=s", "OUT=o", "LIMITS=cell_seconds=25 ram_bytes=1e9")
     assert '--limits "cell_seconds=25 ram_bytes=1e9"' in done.stdout, done.stdout
     expected = Limits(cell_seconds=25.0, ram_bytes=10 ** 9)

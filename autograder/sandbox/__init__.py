@@ -7,9 +7,10 @@ The grader's side (trusted):
 - ``process``: the life cycle of one sandbox process and its environment;
 - ``template``: warm starts, each sandbox forked from a template that has imported its chapter's libraries;
 - ``isolation``: the operating-system boundary (bubblewrap, seccomp, a sized tmpfs) and ``probe()``;
-- ``cgroups``: the kernel's bound on its memory (tmpfs, memfd and page cache included) and tasks;
-- ``limits``: ``Limits`` (declared in ``autograder/settings.py``, with every other bound and switch of the
-  grader), every bound of a sandbox in one frozen record.
+- ``cgroups``: the kernel's bound on its memory (tmpfs, memfd and page cache included) and tasks.
+
+Every bound of a sandbox is one frozen record, ``Limits``, declared in ``autograder/settings.py`` with every
+other bound and switch of the grader.
 
 Both sides: ``protocol`` (the table of requests) and ``wire`` (how a message is framed and encoded).
 

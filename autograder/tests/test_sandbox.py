@@ -293,7 +293,7 @@ def _machine():
 def test_memory_disk_and_tasks_are_bounded_by_the_kernel():
     """Findings 1-3: tmpfs, the work folder, memfd and threads meet the kernel's limits; nothing is left."""
     from autograder.sandbox import cgroups
-    from autograder.sandbox.limits import MiB
+    from autograder.settings import MiB
     before = _machine()
     limits = {"disk_bytes": 64 * MiB, "ram_bytes": 512 * MiB, "tasks": 64}
     with Sandbox(limits) as sandbox:
@@ -417,8 +417,8 @@ def test_no_hidden_test_text_enters_the_sandbox(monkeypatch):
     hidden tests: not in any frame, global, module or linecache (what its code can read)."""
     from autograder.course import HIDDEN_BEGIN, HIDDEN_END, Chapter, grade_id, graded_names, read, release_path
     from autograder.job import Runner, sandbox_cells
-    from autograder.sandbox.limits import Limits
     from autograder.sanitize import sanitize
+    from autograder.settings import Limits
     from autograder.submissions import reference
     from autograder.tests.test_grading import _hidden_lines
     from autograder.verdicts import grade_test_cell

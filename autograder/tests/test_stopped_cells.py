@@ -22,7 +22,7 @@ from autograder import job
 from autograder.course import Chapter, grade_id, role, strip_solution_markers
 from autograder.feedback import autograded_notebook, feedback_html
 from autograder.sandbox import isolation
-from autograder.sandbox.limits import Limits
+from autograder.settings import Limits
 from autograder.submissions import filled, untouched
 
 SPIN = "\nwhile True:  # an experiment left running\n    pass\n"
