@@ -6,7 +6,8 @@ sandbox will run (the given cells, the student's answers and scratch cells of th
 each graded name of the chapter follows every global name its code refers to, in any cell, transitively. A
 graded name is refused (``refusals``) when what it reaches leaves what a NumPy answer may use:
 
-- modules: ``ALLOWED_MODULES`` only (numpy, math and a few harmless ones); ``sys`` only for
+- modules: ``ALLOWED_MODULES`` only (numpy, math and a few harmless ones), and the ``ALLOWED_NAMES`` of a few
+  others imported by name (``from scipy.special import comb``); ``sys`` only for
   ``SYS_ATTRIBUTES`` (``sys.stderr`` for a debugging print); torch, ``dlcourse`` (but the helpers a given cell
   hands out), os, importlib, ... refused;
 - builtins: ``SAFE_BUILTINS`` (and the exceptions); ``__import__``, ``exec``, ``eval``, ``compile``, ``open``,
@@ -36,6 +37,11 @@ ALLOWED_MODULES = frozenset({
     "numpy", "math", "cmath", "random", "itertools", "functools", "collections", "typing", "dataclasses",
     "heapq", "bisect", "copy", "numbers", "fractions", "statistics", "string", "enum", "abc", "warnings", "time", "re",
     "matplotlib"})
+# Names of other modules an answer may import by name (``from scipy.special import comb``): arithmetic no exercise
+# asks the student to write (softmax, logsumexp, expit and the like are exercises, so they are not here).
+ALLOWED_NAMES = {"scipy.special": frozenset({
+    "comb", "binom", "perm", "factorial", "factorial2", "gamma", "gammaln", "beta", "betaln", "erf", "erfc",
+    "erfinv", "erfcinv"})}
 SYS_ATTRIBUTES = frozenset({"stdout", "stderr", "float_info", "int_info", "maxsize", "version", "version_info",
                             "getrecursionlimit", "setrecursionlimit"})
 TORCH = ("torch",)
@@ -380,6 +386,8 @@ class _Reader:
             return None  # the same helper a given cell imports
         if top in ALLOWED_MODULES and not module.startswith(".") and imported not in ESCAPE_ATTRIBUTES | NUMPY_DOORS:
             return None
+        if imported in ALLOWED_NAMES.get(module, ()):
+            return None  # from scipy.special import comb
         if top == "sys" and (not imported or imported in SYS_ATTRIBUTES):
             return None  # its attributes are checked where they are read (SYS_ATTRIBUTES)
         shown = f"`{name}`" if name == top else f"`{name}` ({module})"
@@ -499,6 +507,8 @@ class _Reader:
                 if _top(module) in ESCAPE_MODULES or imported in ESCAPE_ATTRIBUTES:
                     return self.found(f"`{module}`", cell, line, via, True)
                 if _top(module) == "sys" and (not imported or imported in SYS_ATTRIBUTES):
+                    continue
+                if imported in ALLOWED_NAMES.get(module, ()):
                     continue
                 if _top(module) not in ALLOWED_MODULES or module.startswith(".") or imported in NUMPY_DOORS:
                     return self.found(f"`{module}`", cell, line, via, False)

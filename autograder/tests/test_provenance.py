@@ -86,7 +86,9 @@ def test_honest_variations_pass():
                    "cache = functools.lru_cache(maxsize=None)(lambda n: math.factorial(n))\n"
                    "counts = collections.Counter(itertools.chain([1], [2]))\n"
                    "kind = type(x).__name__\n"
-                   "name = getattr(x, 'shape')",
+                   "name = getattr(x, 'shape')\n"
+                   "from scipy.special import comb, gammaln as lg\n"
+                   "ways = comb(5, 2, exact=True) + lg(3.0)",
                    head="from dataclasses import dataclass\n@dataclass\nclass Box:\n    value: float = 0.0\n")
     helper = "def _center(x):\n    return x - np.mean(x, axis=-1, keepdims=True)\n"
     experiments = ["import torch\nprint(torch.ones(2))\ntorch.backends.cudnn.deterministic = True\n",
@@ -147,6 +149,11 @@ EVASIONS = {
                                             ["class _Tools:\n    T = None\ndef _setup(m):\n    _Tools.T = m\n"
                                              "def _go():\n    import torch\n    _setup(torch)\n_go()\n"], "`torch`", 6),
     "a patch in the function": (_body("np.mean = lambda *a, **k: 0"), [], "a patch of `np.mean`", 4),
+    "scipy's softmax": (_body("from scipy.special import softmax"), [], "`scipy.special`", 4),
+    "scipy's module": (_body("import scipy.special as sp\nc = sp.comb(3, 2)"), [], "`scipy.special`", 4),
+    "scipy's convolution": (_body("from scipy.signal import convolve2d"), [], "`scipy.signal`", 4),
+    "a scipy name from a scratch cell": (_body("return _s(x)"), ["from scipy.special import logsumexp as _s\n"],
+                                         "`_s` (scipy.special)", 4),
 }
 
 
