@@ -15,8 +15,11 @@ and screenshots each state of a test cell (passing, failing, an error in the stu
 not written yet) and a widget without its function. The lab is the student's (``make lab``'s
 jupyter-config/student/). Screenshots go to tests/screenshots/.
 
-    make test-browser          # REQUIRE_BROWSER=1: a missing Chromium fails
-    pytest -m browser tests    # a missing Chromium skips
+    make test-browser          # every chapter run in the lab; REQUIRE_BROWSER=1: a missing Chromium fails
+    pytest -m browser tests    # every browser test; a missing Chromium skips
+
+``make test`` runs this module's other tests (``test_what_a_student_sees``) and the other browser tests;
+the thirteen chapter runs (``every_chapter``) are ``make test-browser``'s, which ``.ci/run`` runs after it.
 
 Chromium is Debian's package (``apt-get install chromium``), driven by Python
 playwright; ``playwright install`` is never needed.
@@ -181,6 +184,7 @@ def _record_latency(page, chapter: str) -> None:
               f"worst {w['worst_ms']} ms over {w['moves']} moves {w['problems'] or ''}")
 
 
+@pytest.mark.every_chapter  # 13 runs of up to a minute each: make test-browser, which .ci/run runs after make test
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_widgets_render_and_respond(browser, lab, chapter):
     SCREENSHOTS.mkdir(exist_ok=True)

@@ -161,6 +161,8 @@ def test_reference_earns_full_marks(graded):
         assert cells, chapter
         lost = {g: s for g, s in cells.items() if s[0] != s[1]}
         assert not lost, f"{chapter}: the reference loses points in {lost}"
+        errors = graded.result("reference", chapter)["cell_errors"]
+        assert not errors, f"{chapter}: cells of the reference raised or were stopped: {errors}"
         manual = [s for (st, ch, g), s in graded.cells.items()
                   if st == "reference" and ch == chapter and g.startswith("free_response")]
         assert manual and all(score is None for score, _ in manual), "answered free responses await a human"

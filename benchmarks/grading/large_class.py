@@ -294,7 +294,9 @@ def main(argv=None) -> int:
         data["machine_at_end"] = machine()
         report(data)
         print_load_warning()
-        if not args.no_record:
+        for reason in failed(data["runs"]):
+            print(f"[large-class] NOT RECORDED: {reason}", file=sys.stderr)
+        if not args.no_record and not failed(data["runs"]):
             from .. import budgets
             texts, details = figures(data)
             argv = sys.argv[1:] if argv is None else argv
@@ -306,9 +308,22 @@ def main(argv=None) -> int:
         print(f"\nresults: {path.relative_to(ROOT)}" + (f"; work folder kept: {work}" if args.keep else ""))
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    failed = any(e["grade"]["returncode"] or e["regrade"]["returncode"] or e["feedback"]["returncode"]
-                 or e["graded"] != e["size"] or not e["regrade_same_tests_csv"] for e in data["runs"])
-    return 1 if failed else 0
+    return 1 if failed(data["runs"]) else 0
+
+
+def failed(runs: list[dict]) -> list[str]:
+    """Why the runs cannot be recorded: a command that failed, notebooks left ungraded, a re-grade that differs."""
+    why = []
+    for e in runs:
+        for step in ("grade", "regrade", "feedback"):
+            if e[step]["returncode"]:
+                why.append(f"{e['size']}: {step} exited {e[step]['returncode']}: "
+                           f"{e[step].get('stderr_tail', '').strip()[-300:]}")
+        if e["graded"] != e["size"]:
+            why.append(f"{e['size']}: {e['graded']} of {e['size']} notebooks graded")
+        if not e["regrade_same_tests_csv"]:
+            why.append(f"{e['size']}: the re-grade's tests.csv differs")
+    return why
 
 
 if __name__ == "__main__":
