@@ -123,7 +123,20 @@ CAUGHT_PUBLICLY = [("q_sample", "modifies_x0_in_place", "x0 (q_sample's input) w
                    ("ddim_step", "python_if_for_minus_one", "t_prev = (0, -1, 1)"),
                    ("ddim_step", "prev_not_broadcast", "t_prev = (0, -1, 1)"),
                    ("gaussian_mixture_score", "not_stabilised", "Subtract the LARGEST logit"),
-                   ("gaussian_mixture_score", "shifted_by_smallest_logit", "Subtract the LARGEST logit")]
+                   ("gaussian_mixture_score", "shifted_by_smallest_logit", "Subtract the LARGEST logit"),
+                   # the derivation's steps (issue 42): the message names the wrong term
+                   ("gaussian_product", "variances_added", "variances added instead of precisions"),
+                   ("gaussian_product", "mean_not_weighted_by_precision", "mean not weighted by precision"),
+                   ("gaussian_product", "weighted_by_variances", "weighted by the variances instead of the precisions"),
+                   ("gaussian_product", "precision_returned_as_variance", "the product's precision"),
+                   ("gaussian_product", "divides_by_a_zero_variance", "dividing by a variance 0"),
+                   ("gaussian_score", "sign_flipped", "wrong sign of the score"),
+                   ("gaussian_score", "divided_by_std", "divided by the standard deviation"),
+                   ("gaussian_score", "not_divided_by_var", "not divided by the variance"),
+                   ("score_from_eps", "sign_flipped", "wrong sign of the score"),
+                   ("score_from_eps", "missing_square_root", "divides eps_hat by 1 - abar_t"),
+                   ("q_posterior", "likelihood_mean_not_rescaled", "centred where sqrt(alpha_t) x_{t-1} = x_t"),
+                   ("q_posterior", "likelihood_variance_beta", "variance beta_t only as a density of x_t")]
 
 
 @pytest.mark.parametrize("function, mistake, named", CAUGHT_PUBLICLY, ids=[f"{f}-{m}" for f, m, _ in CAUGHT_PUBLICLY])
@@ -158,3 +171,59 @@ def test_schedule_and_code_facts_are_the_functions(ref, prose):
     (stated,) = _stated(r"the first 16 principal components of the training digits \(about (\d+) % of their variance\)",
                         prose)
     assert stated == f"{100 * (s[:16] ** 2).sum() / (s ** 2).sum():.0f}"
+
+
+# ------------------------------------------------------------------ derived, not transcribed (issue 42)
+
+# What the student derives: each result sits in a collapsed <details> hint of the release, nowhere else in its
+# prose; compared with spaces and thin spaces (\\,) removed.
+DERIVED_RESULTS = [
+    r"\frac{\sqrt{\bar\alpha_{t-1}}\,\beta_t}{1-\bar\alpha_t}",            # the posterior mean (§ 3)
+    r"\frac{1-\bar\alpha_{t-1}}{1-\bar\alpha_t}\,\beta_t",                  # its variance
+    r"\frac{1-\bar\alpha_t}{\beta_t(1-\bar\alpha_{t-1})}",                   # its precision
+    r"\frac{m_1 v_2 + m_2 v_1}{v_1 + v_2}", r"\frac{v_1 v_2}{v_1 + v_2}",       # gaussian_product
+    r"\frac1v = \frac{1}{v_1} + \frac{1}{v_2}", "var1 * var2 / (var1 + var2)",
+    r"x_t/\sqrt{\alpha_t}", r"(\beta_t/\alpha_t) I",                           # step 2's factor
+    r"-\frac{x - m}{v}", "-(x - mean) / var",                                    # gaussian_score
+    r"-\frac{\varepsilon}{\sqrt{1-\bar\alpha_t}}", "-eps_hat / np.sqrt(1 - a)",  # score_from_eps
+    r"-\frac{\varepsilon_\theta(x_t, t)}{\sqrt{1-\bar\alpha_t}}",
+    r"\frac{x_t - \sqrt{1-\bar\alpha_t}\,\hat\varepsilon}{\sqrt{\bar\alpha_t}}",  # predict_x0
+    r"\frac{\beta_t}{\sqrt{1-\bar\alpha_t}}",                                  # the DDPM step's mean
+    r"\sqrt{\bar\alpha_{t'}}\,\hat x_{-1} + \sqrt{1-\bar\alpha_{t'}}\,\hat\varepsilon",  # ddim_step
+    r"\sum_k w_k(x)\,\frac{m_k - x}{\sigma^2}",                                  # the mixture's score
+]
+# The same results as the exercises' docstrings used to print them (a stub keeps its docstring).
+DERIVED_CODE = ["-eps_hat / sqrt", "(xt - sqrt(1 - abar_t) eps_hat) / sqrt(abar_t)", "beta_t / sqrt(1 - abar_t)",
+                "sqrt(abar_{t_prev}) x0_hat", "beta_t / (1 - abar_t)", "-(x - mean) / var", "var1 * var2",
+                "1 / var1 + 1 / var2"]
+
+
+def _squeezed(text):
+    return re.sub(r"\s+|\\,", "", text)
+
+
+def _outside_details(markdown):
+    return re.sub(r"<details>.*?</details>", "", markdown, flags=re.S)
+
+
+def test_derived_results_are_only_in_collapsed_hints():
+    """Issue 42: the release's prose gives the route to the posterior, the score-noise relation and the results
+    built on them (predict_x0, the DDPM mean, DDIM, the mixture's score); the results are one click away in a
+    <details> hint, never in the instructions nor in the stubs' docstrings."""
+    import nbformat
+
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path(CHAPTER)), as_version=4)
+    markdown = [c.source for c in release.cells if c.cell_type == "markdown"]
+    hints = _squeezed(" ".join(re.findall(r"<details>.*?</details>", "\n".join(markdown), flags=re.S)))
+    shown = _squeezed(" ".join(_outside_details(m) for m in markdown))
+    assert "<details>" not in shown and "</details>" not in shown  # every hint is closed
+    for formula in DERIVED_RESULTS:
+        assert _squeezed(formula) in hints, f"no hint states {formula!r}"
+        assert _squeezed(formula) not in shown, f"the instructions state {formula!r}"
+    stubs = " ".join(c.source for c in release.cells if c.cell_type == "code"
+                     and c.metadata.get("nbgrader", {}).get("solution"))
+    for code in DERIVED_CODE:
+        assert code not in stubs, f"a stub's docstring states {code!r}"
+    for name in ("gaussian_product", "gaussian_score"):  # the derivation's steps are exercises of their own
+        assert f"def {name}(" in stubs and f"`{name}(" in " ".join(markdown)

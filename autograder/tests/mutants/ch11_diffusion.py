@@ -41,16 +41,28 @@ MUTANTS = {
         'offset_ignored': swap('(np.arange(T + 1) / T + s) / (1 + s)', 'np.arange(T + 1) / T'),
         'not_normalised_by_f0': swap('abar = f[1:] / f[0]', 'abar = f[1:]'),
     },
+    'gaussian_product': {
+        'variances_added': swap('var = v1 * v2 / total', 'var = v1 + v2'),
+        'mean_not_weighted_by_precision': swap('mean = (m1 * v2 + m2 * v1) / total', 'mean = (m1 + m2) / 2'),
+        'weighted_by_variances': swap('mean = (m1 * v2 + m2 * v1) / total', 'mean = (m1 * v1 + m2 * v2) / total'),
+        'precision_returned_as_variance': swap('var = v1 * v2 / total', 'var = 1 / v1 + 1 / v2'),
+        # the precision form, right for positive variances: a point mass (variance 0) gives nan
+        'divides_by_a_zero_variance': swap(
+            ('    mean = (m1 * v2 + m2 * v1) / total\n    var = v1 * v2 / total\n',
+             '    with np.errstate(divide="ignore", invalid="ignore"):\n'
+             '        var = 1 / (1 / v1 + 1 / v2)\n'
+             '        mean = var * (m1 / v1 + m2 / v2)\n')),
+        'var_not_broadcast': swap('np.broadcast_to(var, shape).copy()', 'var'),
+    },
     'q_posterior': {
         'abar_prev_wraps_at_t0': swap('abar_prev = np.concatenate([[1.0], abar[:-1]])', 'abar_prev = np.roll(abar, 1)'),
-        'sqrt_alpha_missing': swap('np.sqrt(1 - beta) * (1 - a_prev)', '(1 - beta) * (1 - a_prev)'),
-        'variance_beta': swap('var = np.broadcast_to((1 - a_prev) * beta / (1 - a), mean.shape).copy()',
-                              'var = np.broadcast_to(beta, mean.shape).copy()'),
-        'coefficients_swapped': swap(
-            'np.sqrt(a_prev) * beta / (1 - a) * x0 + np.sqrt(1 - beta) * (1 - a_prev) / (1 - a) * xt',
-            'np.sqrt(a_prev) * beta / (1 - a) * xt + np.sqrt(1 - beta) * (1 - a_prev) / (1 - a) * x0'),
-        'var_not_broadcast': swap('var = np.broadcast_to((1 - a_prev) * beta / (1 - a), mean.shape).copy()',
-                                  'var = (1 - a_prev) * beta / (1 - a)'),
+        'likelihood_mean_not_rescaled': swap('gaussian_product(xt / np.sqrt(alpha),', 'gaussian_product(xt,'),
+        'likelihood_variance_beta': swap('beta / alpha, np.sqrt(a_prev)', 'beta, np.sqrt(a_prev)'),
+        'likelihood_mean_times_sqrt_alpha': swap('gaussian_product(xt / np.sqrt(alpha),',
+                                                 'gaussian_product(np.sqrt(alpha) * xt,'),
+        'prior_at_step_t': swap(('beta, a_prev = (v[np.asarray(t)].reshape(shape) for v in (betas, abar_prev))',
+                                 'beta, a_prev = (v[np.asarray(t)].reshape(shape) for v in (betas, abar))')),
+        'prior_mean_not_scaled': swap('np.sqrt(a_prev) * x0, 1.0 - a_prev)', 'x0, 1.0 - a_prev)'),
         # issue 42: an int t only (a per-example t is not spread over the rows, or meets a Python `if`)
         'no_broadcast_over_rows': swap('.reshape(shape) for v in', ' for v in'),
         'python_if_at_t0': swap('    abar = np.cumprod(1.0 - betas)\n',
@@ -100,10 +112,18 @@ MUTANTS = {
         'prev_not_broadcast': swap(
             '    a_prev = a_prev.reshape(a_prev.shape + (1,) * (x0_hat.ndim - a_prev.ndim))\n', ''),
     },
+    'gaussian_score': {
+        'sign_flipped': swap('return -(x - mean) / var', 'return (x - mean) / var'),
+        'divided_by_std': swap('return -(x - mean) / var', 'return -(x - mean) / np.sqrt(var)'),
+        'not_divided_by_var': swap('return -(x - mean) / var', 'return -(x - mean)'),
+        'var_squared': swap('return -(x - mean) / var', 'return -(x - mean) / var ** 2'),
+        'halved': swap('return -(x - mean) / var', 'return -(x - mean) / (2 * var)'),
+    },
     'score_from_eps': {
         'sign_flipped': swap('return -eps_hat / np.sqrt(1.0 - a)', 'return eps_hat / np.sqrt(1.0 - a)'),
         'missing_square_root': swap('np.sqrt(1.0 - a)', '(1.0 - a)'),
         'sqrt_abar': swap('np.sqrt(1.0 - a)', 'np.sqrt(a)'),
+        'not_divided': swap('return -eps_hat / np.sqrt(1.0 - a)', 'return -eps_hat'),
         'no_broadcast_over_rows': swap('    a = a.reshape(a.shape + (1,) * (eps_hat.ndim - a.ndim))\n', ''),
     },
     'gaussian_mixture_score': {
