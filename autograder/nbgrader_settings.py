@@ -16,6 +16,16 @@ COURSE_ID = "dlcourse"
 IGNORE = [".ipynb_checkpoints", "*.pyc", "__pycache__", "README.md"]
 CODE_STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
 TEXT_STUB = "YOUR ANSWER HERE"
+# The formgrader's submission page: nbgrader's, with MathJax from the server and student ids escaped
+FORMGRADE_TEMPLATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "formgrader_config", "templates")
+
+
+def nbgrader_formgrader_templates() -> str:
+    """nbgrader's own formgrader templates (``nbgrader.server_extensions.formgrader.handlers.template_path``),
+    found without importing the formgrader (tornado and the rest)."""
+    import importlib.util
+    package = importlib.util.find_spec("nbgrader").submodule_search_locations[0]
+    return os.path.join(package, "server_extensions", "formgrader", "templates")
 
 
 def configure(c, root, *, source: str = "solutions", db_url: str | None = None) -> None:
@@ -36,3 +46,8 @@ def configure(c, root, *, source: str = "solutions", db_url: str | None = None) 
     c.Execute.allow_errors = True  # stock nbgrader only: a failing cell is a verdict, not the end of the run
     # nbgrader collect copies no symbolic link out of the exchange (as its target's content, stock nbgrader would)
     c.ExchangeFactory.collect = "autograder.nbgrader_exchange.LinkRefusingCollect"
+    # The formgrader renders a submission with nbconvert's HTMLExporter and its 'formgrade' template; the course's
+    # overrides (autograder/formgrader_config/templates/formgrade/) come first and extend nbgrader's, which
+    # extra_template_paths makes reachable as 'formgrade/...'. Other templates (nbgrader's 'feedback') are untouched.
+    c.HTMLExporter.extra_template_basedirs = [FORMGRADE_TEMPLATES, nbgrader_formgrader_templates()]
+    c.HTMLExporter.extra_template_paths = [nbgrader_formgrader_templates()]
