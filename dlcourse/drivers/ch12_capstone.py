@@ -1,9 +1,83 @@
 """Drivers and data of ch12_capstone's checks (see ``dlcourse/drivers/__init__.py``): public helper code that
 calls the student's functions where they run and returns plain data; every verdict is reached in the test
-cell."""
+cell.
+
+The chapter's task (issue 42): ``pointer_sequences()``, sequences of 7 symbol tokens and a pointer token whose
+answer is the symbol at the position the pointer names, so that no function of one token alone (and no sum of
+such functions) can give it. ``digit_rows()`` and ``logistic_baseline()``, the digit rows of the releases before,
+stay for the notebooks already handed out."""
 import functools
 
 import numpy as np
+
+# ------------------------------------------------------------------ the pointer task (the chapter's data)
+
+N_SYMBOLS = 10       # the symbols, and the classes: the label is a symbol
+N_SLOTS = 7          # symbol tokens per sequence (positions 0..6); token 7 is the pointer
+N_TOKENS = N_SLOTS + 1
+N_FEATURES = N_SYMBOLS + N_SLOTS  # a symbol token: its symbol one-hot; the pointer: the position one-hot
+POINTER_SIZES = {"train": 1500, "validation": 500, "test": 1000}
+POINTER_SEED = 12
+
+
+def _pointer_draw(n, rng):
+    symbols = rng.integers(0, N_SYMBOLS, (n, N_SLOTS))
+    pointer = rng.integers(0, N_SLOTS, n)
+    X = np.zeros((n, N_TOKENS, N_FEATURES))
+    X[np.arange(n)[:, None], np.arange(N_SLOTS)[None, :], symbols] = 1.0
+    X[np.arange(n), N_SLOTS, N_SYMBOLS + pointer] = 1.0
+    return X, symbols[np.arange(n), pointer]
+
+
+@functools.cache
+def _pointer_split():
+    rng = np.random.default_rng(POINTER_SEED)
+    arrays = []
+    for part in ("train", "validation", "test"):
+        arrays += _pointer_draw(POINTER_SIZES[part], rng)
+    for a in arrays:
+        a.flags.writeable = False
+    return tuple(arrays)
+
+
+def pointer_sequences():
+    """The capstone's data: ``(X_train, y_train, X_val, y_val, X_test, y_test)``, 1500 / 500 / 1000 sequences of
+    8 tokens of 17 features (float64, shape ``(N, 8, 17)``) and their labels (int, in 0..9).
+
+    Tokens 0..6 each carry a symbol, drawn uniformly from 10, as a one-hot in features 0..9 (features 10..16 zero);
+    token 7, the pointer, carries a position ``p`` in 0..6, drawn uniformly, as a one-hot in features 10..16
+    (features 0..9 zero). The label is the symbol of token ``p``. Drawn from ``default_rng(12)`` in this order:
+    the training, validation and test parts, each ``symbols = rng.integers(0, 10, (n, 7))`` then ``pointers =
+    rng.integers(0, 7, n)``. Fresh copies at each call."""
+    return tuple(a.copy() for a in _pointer_split())
+
+
+def symbols_and_pointers(X):
+    """The symbols ``(N, 7)`` and pointers ``(N,)`` a batch of ``pointer_sequences()`` encodes."""
+    X = np.asarray(X)
+    return X[:, :N_SLOTS, :N_SYMBOLS].argmax(axis=-1), X[:, N_SLOTS, N_SYMBOLS:].argmax(axis=-1)
+
+
+@functools.cache
+def _pointer_logistic_baseline():
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
+    X_train, y_train, _, _, X_test, y_test = _pointer_split()
+    with threadpool_limits(1):  # one thread: the same number on every machine, and fast on a busy one
+        model = LogisticRegression().fit(X_train.reshape(len(X_train), -1), y_train)
+        return float(model.score(X_test.reshape(len(X_test), -1), y_test))
+
+
+def pointer_logistic_baseline():
+    """The baseline of the held-out check: the test accuracy (a float in [0, 1]) of a logistic regression on the
+    flattened 8 x 17 = 136 features of ``pointer_sequences()``'s 1500 training sequences (scikit-learn's
+    ``LogisticRegression`` with its defaults: multinomial, L2 penalty with C = 1, lbfgs, 100 iterations; BLAS on one
+    thread), on the 1000 test sequences. Made once per process."""
+    return _pointer_logistic_baseline()
+
+
+# ------------------------------------------------------------------ the digit rows (releases before issue 42)
 
 N_VALIDATION = 300
 
