@@ -300,6 +300,21 @@ PUBLIC_CATCHES = {
     ("transformer_block_backward", "only_query_path_to_ln1"):
         "through the keys (K = LN1(X) W_k^T) and through the values (V = LN1(X) W_v^T) is missing",
     ("transformer_block_backward", "attention_residual_dropped"): "the residual path is missing",
+    ("standardize_backward", "mean_term_missing"): "is missing the term through the mean mu",
+    ("standardize_backward", "projection_term_missing"):
+        "is missing the term through sigma: the error of dx lies along xhat",
+    ("standardize_backward", "mu_and_sigma_constant"): "mu and sigma were treated as constants",
+    ("standardize_backward", "unbiased_variance"): "divides by the unbiased variance's sigma (ddof=1)",
+    ("standardize_backward", "axis_ignored"): "(dxhat, x, axis=0) for (6, 4) standardised along axis 1",
+    ("standardize_backward", "averages_over_axis_0"): None,
+    ("standardize_backward", "projection_without_keepdims"): None,
+    ("standardize_backward", "divides_by_variance"): None,
+    ("layernorm_backward", "gamma_forgotten_in_dx"): "is the one for gamma = 1",
+    ("layernorm_backward", "parameter_grads_summed_over_axis_0_only"): "their gradients add up over every leading axis",
+    ("layernorm_backward", "dgamma_not_summed"): "their gradients add up over every leading axis",
+    ("layernorm_backward", "mean_treated_as_constant"): None,
+    ("layernorm_backward", "variance_treated_as_constant"): None,
+    ("layernorm_backward", "dgamma_from_x_not_xhat"): "dgamma weighs dy by what gamma multiplies",
 }
 
 
@@ -356,3 +371,29 @@ def _inside_details(source: str, formula: str) -> bool:
             return False
         position = source.find(formula, position + 1)
     return True
+
+
+# the results of layer norm's derivation (steps 2 and 3), as the release may print them only inside <details>
+LAYERNORM_RESULTS = ("\\overline{\\hat g \\odot \\hat x}", "dxhat.mean(axis, keepdims=True)",
+                     "\\frac1D - \\frac{\\hat x_i\\hat x_j}{D}", "\\hat x \\hat x^\\top", "= \\hat x_j / D")
+# the forms the chapter used to print in its prose and its checks' hints: gone everywhere
+OLD_PRINTED = ("mean(g_{\\hat x}", "mean(g * x_hat)", "mean(g) AND", "x_hat * mean(", "xhat * mean(")
+
+
+def test_the_layernorm_backward_formula_is_only_in_a_collapsed_hint():
+    """Issue 42: the release gives the route to layer norm's backward pass (the affine part, the standardisation's
+    Jacobian through mu and sigma, the contraction); the Jacobian and the result sit in collapsed <details> hints,
+    nowhere else the student reads (prose, test cells' messages)."""
+    import nbformat
+
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path("ch06_transformers")), as_version=4)
+    for formula in LAYERNORM_RESULTS:
+        cells = [c.source for c in release.cells if formula in c.source]
+        assert cells, formula
+        for source in cells:
+            assert _inside_details(source, formula), (formula, source[:200])
+    for formula in OLD_PRINTED:
+        assert all(_inside_details(c.source, formula) for c in release.cells), formula
+    prose = "\n".join(c.source for c in release.cells if c.cell_type == "markdown")
+    assert "standardize_backward(dxhat, x, eps=1e-5, axis=-1)" in prose and "Jacobian" in prose

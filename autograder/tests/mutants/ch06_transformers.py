@@ -223,13 +223,41 @@ def transformer_block(X, params, n_heads, mask=None):
     return (H + torch.relu(f @ t["W1"].T + t["b1"]) @ t["W2"].T + t["b2"]).numpy()
 ''',
     },
+    # issue 42: the standardisation's backward pass, derived by the student (its Jacobian, then the contraction)
+    'standardize_backward': {
+        'mean_term_missing': swap("dxhat - through_mu - through_sigma", "dxhat - through_sigma"),
+        'projection_term_missing': swap(" - through_sigma) / sigma", ") / sigma"),
+        'mu_and_sigma_constant': swap("(dxhat - through_mu - through_sigma) / sigma", "dxhat / sigma"),
+        'unbiased_variance': swap("x.var(axis=axis, keepdims=True)", "x.var(axis=axis, ddof=1, keepdims=True)"),
+        'axis_ignored': swap(("x.var(axis=axis", "x.var(axis=-1"), ("x.mean(axis=axis", "x.mean(axis=-1"),
+                             ("dxhat.mean(axis=axis", "dxhat.mean(axis=-1"),
+                             ("x_hat).mean(axis=axis", "x_hat).mean(axis=-1")),
+        'averages_over_axis_0': swap(("dxhat.mean(axis=axis", "dxhat.mean(axis=0"),
+                                     ("x_hat).mean(axis=axis", "x_hat).mean(axis=0")),
+        'projection_without_keepdims': swap("(dxhat * x_hat).mean(axis=axis, keepdims=True)", "(dxhat * x_hat).mean()"),
+        'divides_by_variance': swap("    return (dxhat - through_mu - through_sigma) / sigma",
+                                    "    return (dxhat - through_mu - through_sigma) / sigma ** 2"),
+        'eps_ignored': swap("keepdims=True) + eps)", "keepdims=True))"),
+        'mutates_dxhat': swap("    return (dxhat - through_mu - through_sigma) / sigma",
+                              "    dxhat -= through_mu + through_sigma\n    return dxhat / sigma"),
+    },
     'layernorm_backward': {
-        'mean_treated_as_constant': swap("g - g.mean(axis=-1, keepdims=True) - x_hat", "g - x_hat"),
-        'variance_treated_as_constant': swap(" - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)", ""),
-        'gamma_forgotten_in_dx': swap("g = dy * gamma", "g = dy"),
+        # the student's dx computed inline with one path missing, beside standardize_backward
+        'mean_treated_as_constant': swap(
+            "    dx = standardize_backward(dy * gamma, x, eps)\n",
+            "    g = dy * gamma\n    dx = (g - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)) / np.sqrt(\n"
+            "        x.var(axis=-1, keepdims=True) + eps)\n"),
+        'variance_treated_as_constant': swap(
+            "    dx = standardize_backward(dy * gamma, x, eps)\n",
+            "    g = dy * gamma\n    dx = (g - g.mean(axis=-1, keepdims=True)) / np.sqrt(\n"
+            "        x.var(axis=-1, keepdims=True) + eps)\n"),
+        'gamma_forgotten_in_dx': swap("standardize_backward(dy * gamma, x, eps)", "standardize_backward(dy, x, eps)"),
+        'eps_not_passed_on': swap("standardize_backward(dy * gamma, x, eps)", "standardize_backward(dy * gamma, x)"),
         'eps_ignored': swap("keepdims=True) + eps)", "keepdims=True))"),
         'dgamma_not_summed': swap("(dy * x_hat).sum(axis=leading)", "(dy * x_hat).reshape(-1, x.shape[-1])[0]"),
         'unbiased_variance': swap("x.var(axis=-1, keepdims=True)", "x.var(axis=-1, ddof=1, keepdims=True)"),
+        'parameter_grads_summed_over_axis_0_only': swap("leading = tuple(range(x.ndim - 1))", "leading = 0"),
+        'dgamma_from_x_not_xhat': swap("(dy * x_hat).sum(axis=leading)", "(dy * x).sum(axis=leading)"),
     },
     'transformer_block_backward': {
         'relu_mask_forgotten': swap("dZ = (d_out @ p[\"W2\"]) * (Z > 0)", "dZ = d_out @ p[\"W2\"]"),
