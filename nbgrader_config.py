@@ -1,5 +1,6 @@
 """nbgrader configuration for plain nbgrader commands run from the repository root.
 
+    source .venv/bin/activate                      # nbgrader from the course's environment, on PATH
     nbgrader generate_assignment ch01_perceptron   # solutions/ -> course/
     nbgrader autograde ch01_perceptron             # grading/submitted -> grading/autograded
     nbgrader generate_feedback ch01_perceptron     # -> grading/feedback

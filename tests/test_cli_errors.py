@@ -242,3 +242,36 @@ def test_limits_are_set_by_name_on_every_door():
         == expected
     with pytest.raises(TraitError, match="unknown limit 'ram'"):
         SandboxedExecute(limits={"ram": 1})
+
+
+# ------------------------------------------------------------------ nbgrader as the docs write it
+
+ACTIVATE = "source .venv/bin/activate"
+
+
+def test_the_docs_nbgrader_commands_work_as_written():
+    """Issue 38, finding 7: the docs' `nbgrader ...` lines were "command not found" in a shell without the
+    course's environment on PATH, as a clone's is. Every shell block of README.md and docs/ that runs nbgrader
+    activates the environment first, and in a shell without it, that line makes `nbgrader` the course's."""
+    import re
+    blocks = {path.name: re.findall(r"```(?:bash|sh|shell)?\n(.*?)```", path.read_text(), re.S)
+              for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]}
+    runs = [(name, block) for name, found in blocks.items() for block in found
+            if re.search(r"^nbgrader ", block, re.M)]
+    assert runs, "the docs show the nbgrader cycle somewhere"
+    for name, block in runs:
+        lines = block.splitlines()
+        first = next(i for i, line in enumerate(lines) if line.startswith("nbgrader "))
+        assert any(line.startswith(ACTIVATE) for line in lines[:first]), (name, block)
+    venv = str(Path(sys.executable).parent)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                           if p and Path(p).resolve() != Path(venv).resolve())
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+    env["PATH"] = path
+    if not shutil.which("nbgrader", path=path):  # as in a fresh shell: not found without the line
+        bare = subprocess.run(["bash", "-c", "command -v nbgrader"], cwd=ROOT, env=env, capture_output=True, text=True)
+        assert bare.returncode != 0 and not bare.stdout, bare
+    done = subprocess.run(["bash", "-c", f"{ACTIVATE} && command -v nbgrader"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert Path(done.stdout.strip()).resolve() == (ROOT / ".venv" / "bin" / "nbgrader").resolve(), done.stdout
