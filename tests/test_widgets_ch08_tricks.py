@@ -7,6 +7,7 @@ from tests.helpers import (
     assert_live_through_every_control,
     build,
     counting,
+    first_failure,
     missing_function_test,
     move,
 )
@@ -244,3 +245,91 @@ def test_the_held_out_numbers_and_the_first_baseline_are_the_chapters(ref):
     assert f"$C = {first['C']:.0f}$), gets {first['accuracy'] * 100:.1f} % and {first['ce']:.3f}" in prose
     assert f"{(accuracy - first['accuracy']) * 100:.1f} points of accuracy and {first['ce'] - ce:.3f} nats" in prose
     assert accuracy >= first["accuracy"] - 0.02 + 0.02 and ce <= first["ce"] + 0.05 - 0.03
+
+
+# ------------------------------------------------------------ issue 42: the normalisation layers' backward passes,
+# derived (ch06 § 6.3, referred to here), formulas in hints, checks that name the wrong term
+
+# (function, mistake) -> words the first failing public check's message must contain (None: any failure)
+PUBLIC_CATCHES = {
+    ("standardize_backward", "mean_term_missing"): "is missing the term through the mean mu",
+    ("standardize_backward", "projection_term_missing"):
+        "is missing the term through sigma: the error of dx lies along xhat",
+    ("standardize_backward", "mu_and_sigma_constant"): "mu and sigma were treated as constants",
+    ("standardize_backward", "unbiased_variance"): "divides by the unbiased variance's sigma (ddof=1)",
+    ("standardize_backward", "axis_ignored"): "(dxhat, x, axis=0) for (6, 4) standardised along axis 1",
+    ("standardize_backward", "averages_over_axis_0"): None,
+    ("batchnorm_backward", "mean_treated_as_constant"): "the path through the mean or through the variance",
+    ("batchnorm_backward", "variance_treated_as_constant"): "the path through the mean or through the variance",
+    ("batchnorm_backward", "axis_not_passed"): "standardise along the wrong axis",
+    ("batchnorm_backward", "gamma_forgotten_in_dx"): "did you forget gamma",
+    ("layernorm_backward", "parameter_grads_summed_over_axis_0_only"): "for x of shape (2, 3, 4)",
+    ("layernorm_backward", "mean_treated_as_constant"): "your standardize_backward",
+    ("layernorm_backward", "dx_without_gamma"): "your standardize_backward",
+}
+
+
+def _release_cell(grade_id: str) -> str:
+    import nbformat
+
+    from autograder.course import grade_id as gid
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path("ch08_tricks")), as_version=4)
+    return next(c.source for c in release.cells if gid(c) == grade_id)
+
+
+def test_public_checks_of_the_normalisation_backward_passes_name_the_wrong_term():
+    """Issue 42: the public checks the student sees pass for the reference and fail, naming the term, for the
+    standardisation's missing mean or sigma path, the unbiased variance, the wrong axis; batch norm's dx without
+    gamma or along the wrong axis; a 2-D-only layernorm_backward (the public (2, 3, 4) check)."""
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    mistakes = load("ch08_tricks")
+    cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in PUBLIC_CATCHES}}
+    assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
+    reference = namespace("ch08_tricks")
+    assert {f: first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
+    missed = {}
+    for (function, mistake), words in PUBLIC_CATCHES.items():
+        failure = first_failure(namespace("ch08_tricks", {function: mistakes[function][mistake]}), cells[function])
+        if failure is None or (words is not None and words not in failure):
+            missed[f"{function}/{mistake}"] = failure
+    assert not missed, missed
+
+
+# the results of the normalisation's derivation, as the release may print them only inside <details>
+NORM_RESULTS = ("\\overline{g\\hat x}", "\\frac1n - \\frac{\\hat x_m \\hat x_n}{n}", "= \\hat x_n / n")
+# the forms the chapter used to print in its prose and its checks' hints: gone everywhere
+OLD_PRINTED = ("\\boxed", "mean(g * xhat)", "(g - mean(g)", "xhat * mean(", "The same formula as batch norm")
+
+
+def _inside_details(source: str, formula: str) -> bool:
+    """Every occurrence of ``formula`` in ``source`` lies between a <details> and its </details>."""
+    position = source.find(formula)
+    while position != -1:
+        opened, closed = source.rfind("<details>", 0, position), source.rfind("</details>", 0, position)
+        if opened == -1 or closed > opened:
+            return False
+        position = source.find(formula, position + 1)
+    return True
+
+
+def test_the_normalisation_backward_formulas_are_only_in_a_collapsed_hint():
+    """Issue 42: § 3.3 gives the route (the affine part, the standardisation's Jacobian through mu and s, the
+    contraction) and refers to chapter 6's derivation; the Jacobian and dx sit in a collapsed <details> hint, nowhere
+    else the student reads (prose, test cells' messages). standardize_backward and layernorm_backward say they are
+    chapter 6's functions, to be pasted."""
+    import nbformat
+
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path("ch08_tricks")), as_version=4)
+    for formula in NORM_RESULTS:
+        cells = [c.source for c in release.cells if formula in c.source]
+        assert cells, formula
+        for source in cells:
+            assert _inside_details(source, formula), (formula, source[:200])
+    for formula in OLD_PRINTED:
+        assert all(_inside_details(c.source, formula) for c in release.cells), formula
+    prose = " ".join(" ".join(c.source.replace("#", " ").split()) for c in release.cells if c.cell_type == "markdown")
+    assert "`standardize_backward`).** This is the function you wrote in chapter 6: paste your answer" in prose
+    assert "`layernorm_backward` is the function you wrote in chapter 6 (the same arguments and defaults): paste" in prose

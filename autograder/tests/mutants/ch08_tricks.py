@@ -254,31 +254,58 @@ def distillation_grad(student_logits, teacher_logits, T):
         'inverts_H': swap('np.linalg.solve(H + mu * np.eye(d), H @ theta_star)',
                           'np.linalg.solve(np.eye(d) + mu * np.linalg.inv(H), theta_star)'),
     },
+    # issue 42: the standardisation's backward pass, written in ch06 and pasted here (batch norm's is axis=0)
+    'standardize_backward': {
+        'mean_term_missing': swap("dxhat - through_mu - through_sigma", "dxhat - through_sigma"),
+        'projection_term_missing': swap(" - through_sigma) / sigma", ") / sigma"),
+        'mu_and_sigma_constant': swap("(dxhat - through_mu - through_sigma) / sigma", "dxhat / sigma"),
+        'unbiased_variance': swap("x.var(axis=axis, keepdims=True)", "x.var(axis=axis, ddof=1, keepdims=True)"),
+        'axis_ignored': swap(("x.var(axis=axis", "x.var(axis=-1"), ("x.mean(axis=axis", "x.mean(axis=-1"),
+                             ("dxhat.mean(axis=axis", "dxhat.mean(axis=-1"),
+                             ("x_hat).mean(axis=axis", "x_hat).mean(axis=-1")),
+        'averages_over_axis_0': swap(("dxhat.mean(axis=axis", "dxhat.mean(axis=0"),
+                                     ("x_hat).mean(axis=axis", "x_hat).mean(axis=0")),
+        'eps_ignored': swap("keepdims=True) + eps)", "keepdims=True))"),
+        'mutates_dxhat': swap("    return (dxhat - through_mu - through_sigma) / sigma",
+                              "    dxhat -= through_mu + through_sigma\n    return dxhat / sigma"),
+    },
     'batchnorm_backward': {
-        'mean_treated_as_constant': swap('(g - g.mean(axis=0) - xhat', '(g - xhat'),
-        'variance_treated_as_constant': swap(' - xhat * (g * xhat).mean(axis=0)) / s', ') / s'),
-        'gamma_forgotten_in_dx': swap('g = dy * gamma', 'g = dy'),
+        # the student's dx computed inline with one path missing, beside standardize_backward
+        'mean_treated_as_constant': swap(
+            "    dx = standardize_backward(dy * gamma, x, eps, axis=0)\n",
+            "    g = dy * gamma\n    dx = (g - xhat * (g * xhat).mean(axis=0)) / np.sqrt(x.var(axis=0) + eps)\n"),
+        'variance_treated_as_constant': swap(
+            "    dx = standardize_backward(dy * gamma, x, eps, axis=0)\n",
+            "    g = dy * gamma\n    dx = (g - g.mean(axis=0)) / np.sqrt(x.var(axis=0) + eps)\n"),
+        'gamma_forgotten_in_dx': swap("standardize_backward(dy * gamma,", "standardize_backward(dy,"),
+        'axis_not_passed': swap("x, eps, axis=0)", "x, eps)"),
         'unbiased_variance': swap('x.var(axis=0)', 'x.var(axis=0, ddof=1)'),
         'statistics_over_features': swap(
             ('x.var(axis=0)', 'x.var(axis=1, keepdims=True)'),
             ('x.mean(axis=0)', 'x.mean(axis=1, keepdims=True)'),
-            ('(g - g.mean(axis=0) - xhat * (g * xhat).mean(axis=0))',
-             '(g - g.mean(axis=1, keepdims=True) - xhat * (g * xhat).mean(axis=1, keepdims=True))'),
+            ('x, eps, axis=0)', 'x, eps, axis=1)'),
         ),
         'dgamma_not_summed': swap('(dy * xhat).sum(axis=0)', 'dy * xhat'),
         'default_eps_1e-3': swap('eps=1e-5', 'eps=1e-3'),
+        'eps_not_passed_on': swap("(dy * gamma, x, eps, axis=0)", "(dy * gamma, x, axis=0)"),
     },
     'layernorm_backward': {
         'statistics_over_axis_0': swap(
             ('x.var(axis=-1, keepdims=True)', 'x.var(axis=0, keepdims=True)'),
             ('x.mean(axis=-1, keepdims=True)', 'x.mean(axis=0, keepdims=True)'),
-            ('g.mean(axis=-1, keepdims=True) - xhat * (g * xhat).mean(axis=-1',
-             'g.mean(axis=0, keepdims=True) - xhat * (g * xhat).mean(axis=0'),
+            ('standardize_backward(dy * gamma, x, eps)', 'standardize_backward(dy * gamma, x, eps, axis=0)'),
         ),
-        'variance_treated_as_constant': swap(' - xhat * (g * xhat).mean(axis=-1, keepdims=True)) / s', ') / s'),
-        'parameter_grads_summed_over_axis_0_only': swap('lead = tuple(range(x.ndim - 1))', 'lead = 0'),
-        'mean_treated_as_constant': swap('(g - g.mean(axis=-1, keepdims=True) - xhat', '(g - xhat'),
-        'dx_without_gamma': swap('g = dy * gamma', 'g = dy'),
+        'variance_treated_as_constant': swap(
+            "    dx = standardize_backward(dy * gamma, x, eps)\n",
+            "    g = dy * gamma\n    dx = (g - g.mean(axis=-1, keepdims=True)) / np.sqrt(\n"
+            "        x.var(axis=-1, keepdims=True) + eps)\n"),
+        'parameter_grads_summed_over_axis_0_only': swap('leading = tuple(range(x.ndim - 1))', 'leading = 0'),
+        'mean_treated_as_constant': swap(
+            "    dx = standardize_backward(dy * gamma, x, eps)\n",
+            "    g = dy * gamma\n    dx = (g - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)) / np.sqrt(\n"
+            "        x.var(axis=-1, keepdims=True) + eps)\n"),
+        'dx_without_gamma': swap("standardize_backward(dy * gamma, x, eps)", "standardize_backward(dy, x, eps)"),
+        'eps_not_passed_on': swap("standardize_backward(dy * gamma, x, eps)", "standardize_backward(dy * gamma, x)"),
     },
     "train_digits": {
         "adam_t_reset_each_epoch": swap(
