@@ -332,4 +332,5 @@ def test_the_normalisation_backward_formulas_are_only_in_a_collapsed_hint():
         assert all(_inside_details(c.source, formula) for c in release.cells), formula
     prose = " ".join(" ".join(c.source.replace("#", " ").split()) for c in release.cells if c.cell_type == "markdown")
     assert "`standardize_backward`).** This is the function you wrote in chapter 6: paste your answer" in prose
-    assert "`layernorm_backward` is the function you wrote in chapter 6 (the same arguments and defaults): paste" in prose
+    assert ("`layernorm_backward` is the function you wrote in chapter 6 (the same arguments and defaults): "
+            "paste") in prose
