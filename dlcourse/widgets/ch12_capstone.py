@@ -48,7 +48,7 @@ class CapstoneRuns:
     def __init__(self, *, train_capstone, variants=None, seeds=None, epochs=None, **pieces):
         self.functions = {"train_capstone": train_capstone, **{name: pieces[name] for name in PIECES}}
         self.seeds = tuple(SEEDS if seeds is None else seeds)
-        self.by_seed, self.results, self.error = {}, {}, None
+        self.by_seed, self.results, self.error, self._pointer = {}, {}, None, None
         X_train, y_train, self.X_val, self.y_val, _, _ = pointer_sequences()
         try:
             for name in variants or VARIANTS:
@@ -66,6 +66,21 @@ class CapstoneRuns:
         """Raise the error the student's code met, if any."""
         if self.error is not None:
             raise self.error
+
+    def pointer_attention(self, linear_forward, layernorm_forward, attention_forward) -> tuple[float, float]:
+        """Over the validation sequences, by the functions given and the full model of the first seed: the fraction
+        whose pointer (query token 7) puts its largest attention weight on the position it names, and the mean weight
+        it puts there. Computed once per ``CapstoneRuns``."""
+        if self._pointer is None:
+            params = self.results["full model"]["params"]
+            We, be, P, g1, c1, Wq, Wk, Wv = (np.asarray(p, dtype=float) for p in params[:8])
+            E = np.asarray(linear_forward(self.X_val.copy(), We, be), dtype=float) + P
+            A = np.asarray(attention_forward(np.asarray(layernorm_forward(E, g1, c1), dtype=float), Wq, Wk, Wv)[1],
+                           dtype=float)[:, N_SLOTS]
+            named = symbols_and_pointers(self.X_val)[1]
+            self._pointer = (float(np.mean(A.argmax(axis=1) == named)),
+                             float(A[np.arange(len(named)), named].mean()))
+        return self._pointer
 
     def final_accuracies(self, name) -> np.ndarray:
         """Variant ``name``'s validation accuracy after the last epoch, one per seed."""
@@ -139,12 +154,16 @@ def render_attention(sequence=0, query=N_SLOTS, *, runs, linear_forward, layerno
     symbols, pointers = symbols_and_pointers(runs.X_val[k][None])
     symbols, pointer, label = symbols[0], int(pointers[0]), int(runs.y_val[k])
     who = "the pointer" if query == N_SLOTS else f"token {query}"
+    found, named_weight = runs.pointer_attention(linear_forward, layernorm_forward, attention_forward)
     return live, readout(f"validation sequence {k}: symbols {' '.join(map(str, symbols))}, the pointer names "
                          f"position {pointer} (label {label}). {who} attends most to token {int(row.argmax())} "
                          f"(weight {row.max():.2f}); entropy of its weights {entropy:.2f} nats (uniform: "
-                         f"{np.log(N_TOKENS):.2f})",
+                         f"{np.log(N_TOKENS):.2f}). Over the {len(runs.y_val)} validation sequences, the pointer "
+                         f"attends most to the position it names in {found:.1%}, with a mean weight of "
+                         f"{named_weight:.2f} there",
                          sequence=k, label=label, pointer=pointer, query=query, attended=int(row.argmax()),
-                         weight=float(row.max()), entropy=entropy, uniform_entropy=float(np.log(N_TOKENS)))
+                         weight=float(row.max()), entropy=entropy, uniform_entropy=float(np.log(N_TOKENS)),
+                         pointer_found=found, pointer_weight=named_weight)
 
 
 def attention_explorer(*, runs):
