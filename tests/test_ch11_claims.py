@@ -8,7 +8,9 @@ and compared with the prose when the notebook runs (tests/test_browser.py, the g
 baselines it is compared with.
 
 A second group feeds plausible mistakes to the PUBLIC part of their test cells (what a student sees) and
-checks that they are caught, with a message that names the mistake.
+checks that they are caught, with a message that names the mistake (the derivation's steps, gaussian_product and
+gaussian_score, included). A third reads the release: each derived result (the posterior, the score-noise relation
+and what is built on them) sits in a collapsed <details> hint, not in the instructions nor in a stub's docstring.
 """
 import re
 
