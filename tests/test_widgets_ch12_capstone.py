@@ -48,7 +48,7 @@ def test_attention_explorer(runs):
     from dlcourse.drivers.ch12_capstone import symbols_and_pointers
     ex = ch12.attention_explorer(runs=runs)
     assert ex.values["sequence"] == 0 and ex.values["label"] == int(runs.y_val[0]) and ex.last_figure is not None
-    assert ex.values["query"] == 7 and "the pointer attends most to token" in ex.readout.value
+    assert ex.values["query"] == 7 and "The pointer attends most to token" in ex.readout.value
     symbols, pointers = symbols_and_pointers(runs.X_val)
     assert ex.values["pointer"] == pointers[0] and symbols[0, pointers[0]] == runs.y_val[0]  # the task's rule
     assert 0 <= ex.values["entropy"] <= np.log(8) + 1e-9  # a distribution over 8 tokens
@@ -57,7 +57,7 @@ def test_attention_explorer(runs):
     ex.controls["sequence"].value = 7
     assert ex.values["sequence"] == 7 and ex.values["label"] == int(runs.y_val[7])
     ex.controls["query"].value = 6
-    assert ex.values["query"] == 6 and "token 6 attends most" in ex.readout.value
+    assert ex.values["query"] == 6 and "Token 6 attends most" in ex.readout.value
 
 
 def test_attention_uses_the_students_attention_forward(ref):

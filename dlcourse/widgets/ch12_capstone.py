@@ -112,7 +112,7 @@ TOKEN_LABELS = [str(k) for k in range(N_SLOTS)] + [f"{N_SLOTS} pointer"]
 def _attention_figure() -> LiveFigure:
     live = LiveFigure(Figure(figsize=(7.6, 3.4)))
     left, right = live.figure.subplots(1, 2, gridspec_kw={"width_ratios": [17, 10]})
-    live.figure.subplots_adjust(left=0.11, right=0.97, bottom=0.16, top=0.9, wspace=0.35)
+    live.figure.subplots_adjust(left=0.11, right=0.9, bottom=0.16, top=0.9, wspace=0.35)
     left.set(xticks=range(len(FEATURE_LABELS)), yticks=range(N_TOKENS), ylabel="token",
              xlabel="feature: symbol 0-9, pointed position @0-@6", title="validation sequence")
     left.set_xticklabels(FEATURE_LABELS, fontsize=7)
@@ -153,7 +153,7 @@ def render_attention(sequence=0, query=N_SLOTS, *, runs, linear_forward, layerno
     entropy = float(-(row * np.log(np.clip(row, 1e-12, None))).sum())
     symbols, pointers = symbols_and_pointers(runs.X_val[k][None])
     symbols, pointer, label = symbols[0], int(pointers[0]), int(runs.y_val[k])
-    who = "the pointer" if query == N_SLOTS else f"token {query}"
+    who = "The pointer" if query == N_SLOTS else f"Token {query}"
     found, named_weight = runs.pointer_attention(linear_forward, layernorm_forward, attention_forward)
     return live, readout(f"validation sequence {k}: symbols {' '.join(map(str, symbols))}, the pointer names "
                          f"position {pointer} (label {label}). {who} attends most to token {int(row.argmax())} "
@@ -193,9 +193,9 @@ def _curves(run, quantity):
 
 
 def _ablation_figure(names, epochs, n_seeds) -> LiveFigure:
-    live = LiveFigure(Figure(figsize=(7.0, 3.4)))
+    live = LiveFigure(Figure(figsize=(7.0, 3.7)))
     live.ax = live.figure.subplots()
-    live.figure.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.95)
+    live.figure.subplots_adjust(left=0.1, right=0.97, bottom=0.14, top=0.84)
     live.ax.set(xlabel="epoch", xlim=(0.5, epochs + 0.5))
     live.seed_lines = [[live.changes(live.ax.plot([], [], linestyle=dash, color=f"C{i}", linewidth=0.8,
                                                   alpha=0.45))[0] for _ in range(n_seeds)]
@@ -203,7 +203,8 @@ def _ablation_figure(names, epochs, n_seeds) -> LiveFigure:
     live.lines = [live.changes(live.ax.plot([], [], linestyle=dash, color=f"C{i}", label=f"{name} (mean)",
                                             linewidth=2.2))[0]
                   for i, (name, dash) in enumerate(zip(names, DASHES))]
-    live.on_top(live.ax.legend(loc="center right", fontsize=8))
+    live.on_top(live.ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8,
+                                frameon=False))
     return live
 
 
