@@ -432,6 +432,19 @@ def test_links_earn_nothing_and_leak_no_solution(course):
                 assert not [line for line in solution_lines if line in text], (name, path)
 
 
+def test_an_answer_not_graded_by_hand_yet_reads_alike_on_both_doors(course):
+    """Issue 38, finding 7: nbgrader's generate_feedback showed alice's written answer, still to be graded by hand,
+    as `0 / 2` (the gradebook's score until a person grades it); its page says what make grade's says."""
+    from dlcourse.vocabulary import FREE_RESPONSE, TO_BE_HAND_GRADED
+    answer = Chapter.load(CHAPTER).cells("answer")[0]
+    said = f"{TO_BE_HAND_GRADED} / {float(answer.metadata['nbgrader']['points']):g}"
+    row = re.compile(rf"{re.escape(grade_id(answer))}(?:</span>)? \({FREE_RESPONSE}\)</td><td>([^<]*)</td>")
+    nbgrader_page = (course["instructor"] / "grading" / "feedback" / "alice" / CHAPTER / f"{CHAPTER}.html").read_text()
+    make_grade_page = (course["out"] / "feedback" / "alice" / CHAPTER / f"{CHAPTER}.html").read_text()
+    assert row.findall(nbgrader_page) == row.findall(make_grade_page) == [said]
+    assert re.findall(r"Graded by hand:</b>\s*([^<]*?)\s*</p>", nbgrader_page) == [said]  # under the answer too
+
+
 def test_student_markup_never_runs_in_nbgrader_feedback(course):
     """mia's <script> and <iframe srcdoc> are dropped by the course's sanitizer, under the course's CSP."""
     fetched = list((course["students"]["mia"].home / CHAPTER / "feedback").rglob(f"{CHAPTER}.html"))
