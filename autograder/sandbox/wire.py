@@ -84,7 +84,7 @@ class Encoder:
         if isinstance(value, dict):
             return {"$": "dict", "v": [[self(k), self(v)] for k, v in value.items()]}
         if isinstance(value, np.ndarray) and value.dtype.kind in _ALLOWED_KINDS:
-            arr = np.ascontiguousarray(value)
+            arr = np.asarray(value, order="C")  # (np.ascontiguousarray makes a 0-d array 1-d)
             return {"$": "nd", "dtype": arr.dtype.str, "shape": list(arr.shape), "b": self._buffer(arr.tobytes())}
         if isinstance(value, np.generic) and value.dtype.kind in _ALLOWED_KINDS:
             return {"$": "np", "dtype": value.dtype.str, "b": self._buffer(value.tobytes())}

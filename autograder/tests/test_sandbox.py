@@ -172,6 +172,14 @@ def test_values_come_back_as_fresh_data(box):
     assert x.tolist() == [1.0, 1.0, 1.0], "mutation of an argument is visible, as in a local call"
 
 
+def test_arrays_keep_their_shape_on_the_wire():
+    """A 0-d array (what np.sum(x, keepdims=False) of a 0-d input, or np.asarray(2.0), gives) stays 0-d."""
+    for value in (np.asarray(2.5), np.ones((3, 4))[:, ::2], np.zeros((0, 2)), np.arange(6).reshape(2, 3).T):
+        encoder = wire.Encoder(None)
+        back = wire.Decoder(encoder.buffers, None, None, None)(encoder(value))
+        assert back.shape == value.shape and back.dtype == value.dtype and np.array_equal(back, value)
+
+
 def test_wire_refuses_objects():
     encoder = wire.Encoder(lambda v: (_ for _ in ()).throw(TypeError("no")))
     tree = encoder(np.array([1, 2]))
