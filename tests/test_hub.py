@@ -37,7 +37,6 @@ import pytest
 
 from autograder.course import ROOT
 from autograder.nbgrader_settings import COURSE_ID
-from benchmarks.browser import wait_for_formgrader
 from dlcourse.vocabulary import TO_BE_HAND_GRADED
 from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _unavailable
 
@@ -473,8 +472,14 @@ def instructor_grades(browser, hub) -> None:
         shown = nothing_ran(page, caught, f"the formgrader's view of {first}'s autograded notebook")
         assert WRITTEN in shown and SCRATCH_NOTE in shown, f"the student's answer and note, as text: {shown[-3000:]}"
         assert WRITTEN in page.content()
-        wait_for_formgrader(page)
-        score.fill(f"{POINTS:g}")
+        # the course's formgrade page: `load` without the internet (MathJax from the instructor's server, Debian's
+        # libjs-mathjax, else none until after load), so the shortcuts are bound; the inputs show once they save
+        state = page.evaluate("""() => ({shortcuts: !!(window.formgrader && formgrader.loaded),
+            mathjax: window.dlcourseMathJax || (window.MathJax && String(MathJax.version)) || null})""")
+        assert state["shortcuts"], state
+        if Path("/usr/share/javascript/mathjax/MathJax.js").is_file():
+            assert str(state["mathjax"]).startswith("2."), state
+        score.fill(f"{POINTS:g}")  # no wait for the formgrader's own set-up
         score.press("Tab")
         comment = page.locator("textarea#free_response_margin-comment")
         comment.fill(COMMENT)
