@@ -11,13 +11,15 @@
    when it can be reached; where it cannot (an offline machine, CI), the same pinned ``+cpu``
    wheel comes from what pip is configured with (its find-links, registry or cache), or from
    ``--wheels DIR``.
-2. The extensions are what a learner should see: nbgrader's formgrader, course list and
-   create-assignment off (JupyterLab plugins disabled and locked, server extensions disabled),
-   the assignment list and validate on.
+2. The extensions are what a learner should see: nbgrader's formgrader, course list,
+   create-assignment and assignment list off (JupyterLab plugins disabled and locked, server extensions
+   disabled), validate on.
 3. Every chapter's notebook runs top to bottom in that environment through ``binder/start``
    (one thread for BLAS and torch), pinned to one CPU (``taskset -c 0``) with 2 GB of address
    space (``prlimit --as``: stricter than Binder's 2 GB of resident memory). Reported per chapter:
    wall time, the peak resident memory of the largest process (the kernel), and whether it ran clean.
+4. Then each chapter's self-check (the reference through ``python -m autograder check --json``, what "Check
+   my work" runs) on the same one CPU: its wall time and score (``--no-self-check`` skips it).
 
 Results: ``benchmarks/results/binder.json`` (and a timestamped copy). Exit status 0 when the environment
 was built, the extensions are right and every chapter ran within the limits and the per-chapter budget
@@ -42,10 +44,12 @@ from .common import ROOT, chapters_option, machine, print_load_warning, selected
 BINDER = ROOT / "binder"
 MEMORY_BYTES = 2 * 1024 ** 3
 BUDGET_SECONDS = 60.0
+# What binder/postBuild turns off (tests/test_environment.py reads these): the instructor's tools, and the
+# Assignment List (fetch and submit need a class's exchange, which Binder has not)
 LEARNER_OFF = ("@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:course-list", "@jupyter/nbgrader:create-assignment",
-               "nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
-LEARNER_ON = ("@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:validate-assignment",
-              "nbgrader.server_extensions.assignment_list", "nbgrader.server_extensions.validate_assignment")
+               "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:menu", "nbgrader.server_extensions.formgrader",
+               "nbgrader.server_extensions.course_list", "nbgrader.server_extensions.assignment_list")
+LEARNER_ON = ("@jupyter/nbgrader:validate-assignment", "nbgrader.server_extensions.validate_assignment")
 
 
 def reachable(url: str, seconds: float = 5.0) -> bool:
@@ -134,6 +138,36 @@ def run_chapter(venv: Path, chapter: str, seconds: float = 600) -> dict:
             "error": None if ok else error}
 
 
+def run_check(venv: Path, chapter: str, seconds: float = 900) -> dict:
+    """The self-check of the chapter's reference on one CPU (``python -m autograder check --json``, what the
+    notebook's "Check my work" button runs, through ``binder/start``): its wall time and score. The grader's
+    own limits bound its sandboxes' memory (``ram_bytes``), as Binder's 2 GB bound the session's."""
+    import nbformat
+
+    from autograder import submissions
+    with tempfile.TemporaryDirectory(prefix=f"binder-check-{chapter}-") as tmp:
+        notebook = Path(tmp) / chapter / f"{chapter}.ipynb"
+        notebook.parent.mkdir()
+        nbformat.write(submissions.reference(chapter), str(notebook))
+        command = ["taskset", "-c", "0", "bash", str(BINDER / "start"), str(venv / "bin" / "python"), "-m",
+                   "autograder", "check", "--json", str(notebook)]
+        started = time.monotonic()
+        try:
+            done = subprocess.run(command, cwd=ROOT, env={**venv_env(venv), "HOME": tmp}, capture_output=True,
+                                  text=True, timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return {"seconds": seconds, "ok": False, "score": None, "error": f"did not finish in {seconds:.0f} s"}
+        wall = time.monotonic() - started
+    try:
+        totals = json.loads(done.stdout)["totals"]
+        score, maximum = totals["score"], totals["points"]
+    except (ValueError, KeyError, TypeError):
+        return {"seconds": round(wall, 1), "ok": False, "score": None,
+                "error": (done.stderr.strip().splitlines() or ["no JSON"])[-1]}
+    return {"seconds": round(wall, 1), "ok": score == maximum, "score": f"{score:g}/{maximum:g}",
+            "error": None if score == maximum else "the reference lost points"}
+
+
 def budget_figures(results: list[dict], every: list[str]) -> dict[str, str]:
     """The budgets table's figures (benchmarks.budgets): each chapter's time on Binder's limits."""
     if not results:
@@ -153,6 +187,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.binder", description=__doc__.split("\n")[0])
     parser.add_argument("--venv", default="/tmp/binder-rehearsal")
     parser.add_argument("--reuse", action="store_true", help="reuse an environment already built at --venv")
+    parser.add_argument("--no-self-check", dest="self_check", action="store_false",
+                        help="skip each chapter's self-check on one CPU (the reference, through `autograder check`)")
     chapters_option(parser)
     parser.add_argument("--wheels", default="", help="a folder holding the pinned torch +cpu wheel, used instead of "
                                                      "download.pytorch.org (offline machines)")
@@ -175,12 +211,20 @@ def main(argv=None) -> int:
         print(f"[binder] {chapter} on 1 CPU, {MEMORY_BYTES // 2**20} MB of address space ...",
               file=sys.stderr, flush=True)
         results.append(run_chapter(venv, chapter))
+        if args.self_check:
+            print(f"[binder] {chapter}: its self-check on 1 CPU ...", file=sys.stderr, flush=True)
+            results[-1]["self_check"] = run_check(venv, chapter)
     over = [r for r in results if not r["ok"] or r["seconds"] > BUDGET_SECONDS]
     print(f"\nChapters under Binder's limits (1 CPU: taskset -c 0; {MEMORY_BYTES // 2**20} MB address space: "
           f"prlimit --as; budget {BUDGET_SECONDS:.0f} s)")
+    checks = {r["chapter"]: r["self_check"] for r in results if "self_check" in r}
+    over += [r for r in results if r["chapter"] in checks and not checks[r["chapter"]]["ok"] and r not in over]
     print(table([[r["chapter"], f"{r['seconds']:.1f}", f"{r['peak_mb']:.0f}",
-                  "ok" if r not in over else (r["error"] or f"over the {BUDGET_SECONDS:.0f} s budget")]
-                 for r in results], ["chapter", "seconds", "peak MB", ""]))
+                  *([f"{checks[r['chapter']]['seconds']:.1f}", checks[r["chapter"]]["score"] or "-"] if checks else []),
+                  "ok" if r not in over else (r["error"] or (checks.get(r["chapter"]) or {}).get("error")
+                                              or f"over the {BUDGET_SECONDS:.0f} s budget")]
+                 for r in results],
+                ["chapter", "seconds", "peak MB", *(["self-check s", "score"] if checks else []), ""]))
     if wrong:
         print("extensions in the wrong state for learners:", ", ".join(wrong))
     print_load_warning()
