@@ -171,16 +171,3 @@ def open_and_run(page, lab: Lab, chapter: str) -> None:
         if time.monotonic() > deadline:
             raise RunFailed(f"Run All did not finish in {RUN_ALL_SECONDS} s: {state}, {code_cells} code cells")
         page.wait_for_timeout(500)
-
-
-def wait_for_formgrader(page, timeout_ms: int = 60_000) -> None:
-    """Wait until the formgrader's submission page has bound its score and comment inputs to the gradebook.
-
-    nbgrader's own page shows the inputs before its script, run on the window's `load` event, has fetched the
-    grades and attached the handlers that save them (a value typed before that is shown but never saved), and its
-    `load` waits for MathJax from a CDN. The course's page (autograder/formgrader_config/templates/formgrade/) loads
-    MathJax from the server and shows the inputs only once they save, so a test of the course's formgrader needs no
-    wait (tests/test_formgrader_browser.py); this one is for pages that may still be nbgrader's own.
-    """
-    page.wait_for_function("() => window.formgrader && formgrader.grades && formgrader.grades.loaded"
-                           " && formgrader.comments && formgrader.comments.loaded", timeout=timeout_ms)
