@@ -194,3 +194,15 @@ def first_failure(ns: dict, source: str) -> str | None:
     except Exception as exc:  # noqa: BLE001 - outside every check: still a failure
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+def inside_details(source: str, formula: str) -> bool:
+    """Every occurrence of ``formula`` in ``source`` lies between a <details> and its </details> (issue 42: a
+    derived formula is printed only in a collapsed hint)."""
+    position = source.find(formula)
+    while position != -1:
+        opened, closed = source.rfind("<details>", 0, position), source.rfind("</details>", 0, position)
+        if opened == -1 or closed > opened:
+            return False
+        position = source.find(formula, position + 1)
+    return True

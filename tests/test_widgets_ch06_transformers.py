@@ -9,6 +9,7 @@ from tests.helpers import (
     assert_names_missing,
     build,
     first_failure,
+    inside_details,
     move,
     stub,
 )
@@ -359,18 +360,7 @@ def test_the_softmax_formula_is_only_in_a_collapsed_hint():
         cells = [c.source for c in release.cells if formula in c.source]
         assert cells, formula
         for source in cells:
-            assert _inside_details(source, formula), (formula, source[:200])
-
-
-def _inside_details(source: str, formula: str) -> bool:
-    """Every occurrence of ``formula`` in ``source`` lies between a <details> and its </details>."""
-    position = source.find(formula)
-    while position != -1:
-        opened, closed = source.rfind("<details>", 0, position), source.rfind("</details>", 0, position)
-        if opened == -1 or closed > opened:
-            return False
-        position = source.find(formula, position + 1)
-    return True
+            assert inside_details(source, formula), (formula, source[:200])
 
 
 # the results of layer norm's derivation (steps 2 and 3), as the release may print them only inside <details>
@@ -392,8 +382,8 @@ def test_the_layernorm_backward_formula_is_only_in_a_collapsed_hint():
         cells = [c.source for c in release.cells if formula in c.source]
         assert cells, formula
         for source in cells:
-            assert _inside_details(source, formula), (formula, source[:200])
+            assert inside_details(source, formula), (formula, source[:200])
     for formula in OLD_PRINTED:
-        assert all(_inside_details(c.source, formula) for c in release.cells), formula
+        assert all(inside_details(c.source, formula) for c in release.cells), formula
     prose = "\n".join(c.source for c in release.cells if c.cell_type == "markdown")
     assert "standardize_backward(dxhat, x, eps=1e-5, axis=-1)" in prose and "Jacobian" in prose

@@ -8,6 +8,7 @@ from tests.helpers import (
     build,
     counting,
     first_failure,
+    inside_details,
     missing_function_test,
     move,
 )
@@ -303,17 +304,6 @@ NORM_RESULTS = ("\\overline{g\\hat x}", "\\frac1n - \\frac{\\hat x_m \\hat x_n}{
 OLD_PRINTED = ("\\boxed", "mean(g * xhat)", "(g - mean(g)", "xhat * mean(", "The same formula as batch norm")
 
 
-def _inside_details(source: str, formula: str) -> bool:
-    """Every occurrence of ``formula`` in ``source`` lies between a <details> and its </details>."""
-    position = source.find(formula)
-    while position != -1:
-        opened, closed = source.rfind("<details>", 0, position), source.rfind("</details>", 0, position)
-        if opened == -1 or closed > opened:
-            return False
-        position = source.find(formula, position + 1)
-    return True
-
-
 def test_the_normalisation_backward_formulas_are_only_in_a_collapsed_hint():
     """Issue 42: § 3.3 gives the route (the affine part, the standardisation's Jacobian through mu and s, the
     contraction) and refers to chapter 6's derivation; the Jacobian and dx sit in a collapsed <details> hint, nowhere
@@ -327,9 +317,9 @@ def test_the_normalisation_backward_formulas_are_only_in_a_collapsed_hint():
         cells = [c.source for c in release.cells if formula in c.source]
         assert cells, formula
         for source in cells:
-            assert _inside_details(source, formula), (formula, source[:200])
+            assert inside_details(source, formula), (formula, source[:200])
     for formula in OLD_PRINTED:
-        assert all(_inside_details(c.source, formula) for c in release.cells), formula
+        assert all(inside_details(c.source, formula) for c in release.cells), formula
     prose = " ".join(" ".join(c.source.replace("#", " ").split()) for c in release.cells if c.cell_type == "markdown")
     assert "`standardize_backward`).** This is the function you wrote in chapter 6: paste your answer" in prose
     assert ("`layernorm_backward` is the function you wrote in chapter 6 (the same arguments and defaults): "
