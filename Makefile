@@ -52,7 +52,7 @@ work:
 	done
 
 test: setup
-	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=12 -m "not fresh_setup and not hub and not load and not every_chapter"
+	MPLBACKEND=Agg $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup -q -p no:cacheprovider --durations=30 -m "not fresh_setup and not hub and not load and not every_chapter"
 
 # Same submission, same score on a busy machine: ch11 and ch12 graded and self-checked quiet, then under 8 CPU
 # hogs each in a cpu cgroup of its own (autograder/tests/test_load.py; root for the cgroups; about 10 minutes)
