@@ -206,3 +206,21 @@ def inside_details(source: str, formula: str) -> bool:
             return False
         position = source.find(formula, position + 1)
     return True
+
+
+def assert_only_in_hints(chapter: str, results, old_printed=()):
+    """Issue 42: in ``chapter``'s release, each derived formula of ``results`` is printed, and only inside
+    collapsed <details> hints; each of ``old_printed`` (forms the chapter used to print) nowhere else either.
+    Returns the release notebook."""
+    import nbformat
+
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path(chapter)), as_version=4)
+    for formula in results:
+        cells = [c.source for c in release.cells if formula in c.source]
+        assert cells, formula
+        for source in cells:
+            assert inside_details(source, formula), (formula, source[:200])
+    for formula in old_printed:
+        assert all(inside_details(c.source, formula) for c in release.cells), formula
+    return release

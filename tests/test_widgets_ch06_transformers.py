@@ -7,9 +7,9 @@ from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,
     assert_names_missing,
+    assert_only_in_hints,
     build,
     first_failure,
-    inside_details,
     move,
     stub,
 )
@@ -352,15 +352,8 @@ def test_public_checks_catch_the_common_mistakes_and_name_the_wrong_term():
 def test_the_softmax_formula_is_only_in_a_collapsed_hint():
     """Issue 42: the release states the route to softmax_backward and attention's backward pass; their results sit in
     collapsed <details> hints, nowhere else in what the student reads."""
-    import nbformat
-
-    from autograder.course import release_path
-    release = nbformat.read(str(release_path("ch06_transformers")), as_version=4)
-    for formula in ("np.sum(dp * p", "operatorname{diag}(p) - p p^", "A^\\top G", "p_i(\\delta_{ij} - p_j)"):
-        cells = [c.source for c in release.cells if formula in c.source]
-        assert cells, formula
-        for source in cells:
-            assert inside_details(source, formula), (formula, source[:200])
+    assert_only_in_hints("ch06_transformers",
+                         ("np.sum(dp * p", "operatorname{diag}(p) - p p^", "A^\\top G", "p_i(\\delta_{ij} - p_j)"))
 
 
 # the results of layer norm's derivation (steps 2 and 3), as the release may print them only inside <details>
@@ -374,16 +367,6 @@ def test_the_layernorm_backward_formula_is_only_in_a_collapsed_hint():
     """Issue 42: the release gives the route to layer norm's backward pass (the affine part, the standardisation's
     Jacobian through mu and sigma, the contraction); the Jacobian and the result sit in collapsed <details> hints,
     nowhere else the student reads (prose, test cells' messages)."""
-    import nbformat
-
-    from autograder.course import release_path
-    release = nbformat.read(str(release_path("ch06_transformers")), as_version=4)
-    for formula in LAYERNORM_RESULTS:
-        cells = [c.source for c in release.cells if formula in c.source]
-        assert cells, formula
-        for source in cells:
-            assert inside_details(source, formula), (formula, source[:200])
-    for formula in OLD_PRINTED:
-        assert all(inside_details(c.source, formula) for c in release.cells), formula
+    release = assert_only_in_hints("ch06_transformers", LAYERNORM_RESULTS, OLD_PRINTED)
     prose = "\n".join(c.source for c in release.cells if c.cell_type == "markdown")
     assert "standardize_backward(dxhat, x, eps=1e-5, axis=-1)" in prose and "Jacobian" in prose

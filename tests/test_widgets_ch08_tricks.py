@@ -5,10 +5,10 @@ from dlcourse.widgets import ch08_tricks as ch08
 from tests.helpers import (
     assert_each_missing_is_named,
     assert_live_through_every_control,
+    assert_only_in_hints,
     build,
     counting,
     first_failure,
-    inside_details,
     missing_function_test,
     move,
 )
@@ -309,17 +309,7 @@ def test_the_normalisation_backward_formulas_are_only_in_a_collapsed_hint():
     contraction) and refers to chapter 6's derivation; the Jacobian and dx sit in a collapsed <details> hint, nowhere
     else the student reads (prose, test cells' messages). standardize_backward and layernorm_backward say they are
     chapter 6's functions, to be pasted."""
-    import nbformat
-
-    from autograder.course import release_path
-    release = nbformat.read(str(release_path("ch08_tricks")), as_version=4)
-    for formula in NORM_RESULTS:
-        cells = [c.source for c in release.cells if formula in c.source]
-        assert cells, formula
-        for source in cells:
-            assert inside_details(source, formula), (formula, source[:200])
-    for formula in OLD_PRINTED:
-        assert all(inside_details(c.source, formula) for c in release.cells), formula
+    release = assert_only_in_hints("ch08_tricks", NORM_RESULTS, OLD_PRINTED)
     prose = " ".join(" ".join(c.source.replace("#", " ").split()) for c in release.cells if c.cell_type == "markdown")
     assert "`standardize_backward`).** This is the function you wrote in chapter 6: paste your answer" in prose
     assert ("`layernorm_backward` is the function you wrote in chapter 6 (the same arguments and defaults): "
