@@ -294,9 +294,10 @@ def main(argv=None) -> int:
         data["machine_at_end"] = machine()
         report(data)
         print_load_warning()
-        for reason in failed(data["runs"]):
+        reasons = failed(data["runs"])
+        for reason in reasons:
             print(f"[large-class] NOT RECORDED: {reason}", file=sys.stderr)
-        if not args.no_record and not failed(data["runs"]):
+        if not args.no_record and not reasons:
             from .. import budgets
             texts, details = figures(data)
             argv = sys.argv[1:] if argv is None else argv
@@ -308,7 +309,7 @@ def main(argv=None) -> int:
         print(f"\nresults: {path.relative_to(ROOT)}" + (f"; work folder kept: {work}" if args.keep else ""))
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    return 1 if failed(data["runs"]) else 0
+    return 1 if reasons else 0
 
 
 def failed(runs: list[dict]) -> list[str]:
