@@ -59,13 +59,15 @@ def symbols_and_pointers(X):
 
 
 @functools.cache
-def _pointer_logistic_baseline():
+def _logistic_accuracy(split, **options):
+    """The test accuracy of scikit-learn's ``LogisticRegression(**options)`` fitted to the flattened training part of
+    ``split()`` (a cached splitter of this module), on one BLAS thread; once per process and split."""
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 
-    X_train, y_train, _, _, X_test, y_test = _pointer_split()
+    X_train, y_train, _, _, X_test, y_test = split()
     with threadpool_limits(1):  # one thread: the same number on every machine, and fast on a busy one
-        model = LogisticRegression().fit(X_train.reshape(len(X_train), -1), y_train)
+        model = LogisticRegression(**options).fit(X_train.reshape(len(X_train), -1), y_train)
         return float(model.score(X_test.reshape(len(X_test), -1), y_test))
 
 
@@ -74,7 +76,7 @@ def pointer_logistic_baseline():
     flattened 8 x 17 = 136 features of ``pointer_sequences()``'s 1500 training sequences (scikit-learn's
     ``LogisticRegression`` with its defaults: multinomial, L2 penalty with C = 1, lbfgs, 100 iterations; BLAS on one
     thread), on the 1000 test sequences. Made once per process."""
-    return _pointer_logistic_baseline()
+    return _logistic_accuracy(_pointer_split)
 
 
 # ------------------------------------------------------------------ the digit rows (releases before issue 42)
@@ -108,23 +110,12 @@ def digit_rows():
 PARAMETERS = ("We", "be", "P", "g1", "c1", "Wq", "Wk", "Wv", "Wm", "bm", "g2", "c2", "Wo", "bo")
 
 
-@functools.cache
-def _logistic_baseline():
-    from sklearn.linear_model import LogisticRegression
-    from threadpoolctl import threadpool_limits
-
-    X_train, y_train, _, _, X_test, y_test = _split()
-    with threadpool_limits(1):  # one thread: the same number on every machine, and fast on a busy one
-        model = LogisticRegression(max_iter=2000).fit(X_train.reshape(len(X_train), -1), y_train)
-        return float(model.score(X_test.reshape(len(X_test), -1), y_test))
-
-
 def logistic_baseline():
     """The baseline of the held-out check: the test accuracy (a float in [0, 1]) of a logistic regression on the
     64 pixels of ``digit_rows()``'s 1047 training digits (scikit-learn's ``LogisticRegression`` with its defaults:
     multinomial, L2 penalty with C = 1, lbfgs; BLAS on one thread), on the 450 test digits. Made once per
     process."""
-    return _logistic_baseline()
+    return _logistic_accuracy(_split, max_iter=2000)
 
 
 def _argument(args, kwargs, position, name):
