@@ -1,5 +1,6 @@
 """Plausible mistakes in the graded functions of ch08_tricks (format: ``__init__.py`` here)."""
 from autograder.tests.mutants import swap
+from autograder.tests.mutants.ch06_transformers import MUTANTS as CH06
 
 MUTANTS = {
     'init_weights': {
@@ -254,21 +255,9 @@ def distillation_grad(student_logits, teacher_logits, T):
         'inverts_H': swap('np.linalg.solve(H + mu * np.eye(d), H @ theta_star)',
                           'np.linalg.solve(np.eye(d) + mu * np.linalg.inv(H), theta_star)'),
     },
-    # issue 42: the standardisation's backward pass, written in ch06 and pasted here (batch norm's is axis=0)
-    'standardize_backward': {
-        'mean_term_missing': swap("dxhat - through_mu - through_sigma", "dxhat - through_sigma"),
-        'projection_term_missing': swap(" - through_sigma) / sigma", ") / sigma"),
-        'mu_and_sigma_constant': swap("(dxhat - through_mu - through_sigma) / sigma", "dxhat / sigma"),
-        'unbiased_variance': swap("x.var(axis=axis, keepdims=True)", "x.var(axis=axis, ddof=1, keepdims=True)"),
-        'axis_ignored': swap(("x.var(axis=axis", "x.var(axis=-1"), ("x.mean(axis=axis", "x.mean(axis=-1"),
-                             ("dxhat.mean(axis=axis", "dxhat.mean(axis=-1"),
-                             ("x_hat).mean(axis=axis", "x_hat).mean(axis=-1")),
-        'averages_over_axis_0': swap(("dxhat.mean(axis=axis", "dxhat.mean(axis=0"),
-                                     ("x_hat).mean(axis=axis", "x_hat).mean(axis=0")),
-        'eps_ignored': swap("keepdims=True) + eps)", "keepdims=True))"),
-        'mutates_dxhat': swap("    return (dxhat - through_mu - through_sigma) / sigma",
-                              "    dxhat -= through_mu + through_sigma\n    return dxhat / sigma"),
-    },
+    # issue 42: the standardisation's backward pass, written in ch06 and pasted here (batch norm's is axis=0): the
+    # same cell and the same checks as ch06's (tests/test_one_layernorm_backward.py), so the same mistakes
+    'standardize_backward': CH06['standardize_backward'],
     'batchnorm_backward': {
         # the student's dx computed inline with one path missing, beside standardize_backward
         'mean_treated_as_constant': swap(
