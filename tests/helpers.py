@@ -196,6 +196,36 @@ def first_failure(ns: dict, source: str) -> str | None:
     return None
 
 
+def release_cell(chapter: str, grade_id: str) -> str:
+    """The source of the cell ``grade_id`` as the student receives it (course/, the release)."""
+    import nbformat
+
+    from autograder.course import grade_id as gid
+    from autograder.course import release_path
+    release = nbformat.read(str(release_path(chapter)), as_version=4)
+    return next(c.source for c in release.cells if gid(c) == grade_id)
+
+
+def public_checks_missed(chapter: str, catches: dict) -> dict:
+    """Issue 42: the public checks the student sees (the release's ``test_<function>`` cells) pass for the reference;
+    returns the ``{(function, mistake): words}`` of ``catches`` they miss, as {"function/mistake": first failure or
+    None}: a plausible mistake (``autograder/tests/mutants``) none of them fails, or whose first failure does not
+    contain ``words`` (None: any failure will do)."""
+    from autograder.reference import namespace
+    from autograder.tests.mutants import load
+    mistakes = load(chapter)
+    cells = {f: release_cell(chapter, f"test_{f}") for f in {f for f, _ in catches}}
+    assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
+    reference = namespace(chapter)
+    assert {f: first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
+    missed = {}
+    for (function, mistake), words in catches.items():
+        failure = first_failure(namespace(chapter, {function: mistakes[function][mistake]}), cells[function])
+        if failure is None or (words is not None and words not in failure):
+            missed[f"{function}/{mistake}"] = failure
+    return missed
+
+
 def inside_details(source: str, formula: str) -> bool:
     """Every occurrence of ``formula`` in ``source`` lies between a <details> and its </details> (issue 42: a
     derived formula is printed only in a collapsed hint)."""

@@ -9,8 +9,8 @@ from tests.helpers import (
     assert_names_missing,
     assert_only_in_hints,
     build,
-    first_failure,
     move,
+    public_checks_missed,
     stub,
 )
 
@@ -319,34 +319,12 @@ PUBLIC_CATCHES = {
 }
 
 
-def _release_cell(grade_id: str) -> str:
-    import nbformat
-
-    from autograder.course import grade_id as gid
-    from autograder.course import release_path
-    release = nbformat.read(str(release_path("ch06_transformers")), as_version=4)
-    return next(c.source for c in release.cells if gid(c) == grade_id)
-
-
 def test_public_checks_catch_the_common_mistakes_and_name_the_wrong_term():
     """Issue 42: the public checks the student sees (the release's cells) pass for the reference and fail for the
     softmax's backward mistakes (the missing sum term, the wrong axis, p taken for z), an overflowing inline softmax in
     attention (scores of about 1000), dK with dS untransposed (named dK), and the block's input gradient through K with
     W_k transposed, a missing path or residual (named as such, not as "dX is wrong")."""
-    from autograder.reference import namespace
-    from autograder.tests.mutants import load
-    mistakes = load("ch06_transformers")
-    cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in PUBLIC_CATCHES}}
-    assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
-    reference = namespace("ch06_transformers")
-    assert {f: first_failure(reference, cell) for f, cell in cells.items()} == dict.fromkeys(cells)
-    missed = {}
-    for (function, mistake), words in PUBLIC_CATCHES.items():
-        ns = namespace("ch06_transformers", {function: mistakes[function][mistake]})
-        failure = first_failure(ns, cells[function])
-        if failure is None or (words is not None and words not in failure):
-            missed[f"{function}/{mistake}"] = failure
-    assert not missed, missed
+    assert not public_checks_missed("ch06_transformers", PUBLIC_CATCHES)
 
 
 def test_the_softmax_formula_is_only_in_a_collapsed_hint():

@@ -10,6 +10,8 @@ from tests.helpers import (
     counting,
     first_failure,
     median_update_ms,
+    public_checks_missed,
+    release_cell,
     stub,
 )
 
@@ -216,15 +218,6 @@ def test_the_numbers_the_chapter_states_are_its_own(stated):
         assert phrase in readme, phrase
 
 
-def _release_cell(grade_id: str) -> str:
-    import nbformat
-
-    from autograder.course import grade_id as gid
-    from autograder.course import release_path
-    release = nbformat.read(str(release_path("ch12_capstone")), as_version=4)
-    return next(c.source for c in release.cells if gid(c) == grade_id)
-
-
 # ------------------------------------------------------------ issue 42: public checks that catch the common mistakes
 
 # (function, mistake) -> words the first failing public check's message must contain (None: any failure)
@@ -246,20 +239,10 @@ def test_every_plausible_loop_mistake_and_2d_only_backward_fails_a_public_check(
     """Issue 42: the public checks the student sees (the release's cells) pass for the reference and fail for every
     plausible mistake of train_capstone and for backward passes written for (N, D) inputs only, (B, T, D) failing;
     the message names the mistake where it can (the mean pool's 1/T, the epoch's permutation, Adam's state)."""
-    from autograder.reference import namespace
     from autograder.tests.mutants import load
-    mistakes = load("ch12_capstone")
-    cases = {("train_capstone", m): None for m in mistakes["train_capstone"]}
+    cases = {("train_capstone", m): None for m in load("ch12_capstone")["train_capstone"]}
     cases.update(PUBLIC_CATCHES)
-    cells = {f: _release_cell(f"test_{f}") for f in {f for f, _ in cases}}
-    assert all("### BEGIN HIDDEN TESTS" not in c for c in cells.values())
-    reference = namespace("ch12_capstone")
-    assert all(first_failure(reference, cell) is None for cell in cells.values())
-    missed = {}
-    for (function, mistake), words in cases.items():
-        failure = first_failure(namespace("ch12_capstone", {function: mistakes[function][mistake]}), cells[function])
-        if failure is None or (words is not None and words not in failure):
-            missed[f"{function}/{mistake}"] = failure
+    missed = public_checks_missed("ch12_capstone", cases)
     assert not missed, missed
 
 
@@ -293,7 +276,7 @@ def test_an_untransposed_dK_is_named_not_blamed_on_dX():
     from autograder.tests.mutants import load
     wrong = load("ch12_capstone")["attention_backward"]["dK_not_transposed"]
     failure = first_failure(namespace("ch12_capstone", {"attention_backward": wrong}),
-                             _release_cell("test_attention_backward"))
+                             release_cell("ch12_capstone", "test_attention_backward"))
     assert failure is not None and "dWk of attention_backward" in failure and "dK = dS^T Q" in failure, failure
 
 
@@ -335,7 +318,7 @@ def test_the_loops_checks_the_student_sees_catch_a_forgotten_residual_and_gradie
     from autograder.quickcheck import run_test_cell
     from autograder.reference import namespace
     from autograder.tests.mutants import load
-    public = _release_cell("test_train_capstone")
+    public = release_cell("ch12_capstone", "test_train_capstone")
     assert "### BEGIN HIDDEN TESTS" not in public and "alter=ALTER" in public
     assert run_test_cell(namespace("ch12_capstone"), public) is None
     wrong = load("ch12_capstone")["train_capstone"]
